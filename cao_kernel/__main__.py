@@ -1,0 +1,3 @@
+from cao_kernel.cli import main
+
+main()

@@ -1,0 +1,27 @@
+"""The kernel's own hook implementations, registered ``trylast`` so any plugin can override them."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from cao_hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from cao_hookspecs import DeliveryReceipt, Message, ProviderSpec, StatusReport, Terminal, TerminalBackend
+
+
+@hookimpl(trylast=True)
+def cao_detect_status(terminal: Terminal, screen: str, provider: ProviderSpec) -> StatusReport:
+    return provider.detect_status(screen)
+
+
+@hookimpl(trylast=True)
+def cao_deliver_message(
+    terminal: Terminal, message: Message, provider: ProviderSpec, backend: TerminalBackend
+) -> DeliveryReceipt:
+    from cao_hookspecs import DeliveryReceipt
+
+    caps = provider.capabilities
+    backend.send_text(terminal.id, message.body, enter_count=caps.enter_count, submit_delay=caps.submit_delay)
+    return DeliveryReceipt(message_id=message.id, terminal_id=terminal.id, delivered_at=time.time(), method="paste")

@@ -1,0 +1,87 @@
+"""The ``cao`` command line. Commands are resolved lazily: built-ins by module path, plugin commands
+through ``cao_register_commands``, so ``cao --help`` imports no heavy library."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from ..kernel import Kernel
+
+# name -> (module, attribute, one-line help). Kept as strings so listing them imports nothing.
+BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "plugins": ("cao_kernel.cli.plugins_cmd", "plugins", "List installed plugins, their hooks and status."),
+    "install": ("cao_kernel.cli.profile_cmd", "install", "Install an agent profile (name, .md file or https URL)."),
+    "profile": ("cao_kernel.cli.profile_cmd", "profile", "List and show agent profiles."),
+}
+
+
+def get_kernel(ctx: click.Context) -> Kernel:
+    """The kernel for this invocation, built on first use from the root options."""
+    root = ctx.find_root()
+    state: dict[str, Any] = root.ensure_object(dict)
+    if "kernel" not in state:
+        from ..kernel import Kernel
+        from ..plugins import LoadPolicy
+
+        state["kernel"] = Kernel(policy=LoadPolicy.from_env(no_plugins=state.get("no_plugins", False)))
+    return state["kernel"]
+
+
+class CaoGroup(click.Group):
+    """Built-in commands first; plugin commands after, refused when they collide with a built-in."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(BUILTIN_COMMANDS) | set(super().list_commands(ctx))
+        names |= set(get_kernel(ctx).commands)
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in BUILTIN_COMMANDS:
+            module, attr, _ = BUILTIN_COMMANDS[cmd_name]
+            return getattr(importlib.import_module(module), attr)
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        spec = get_kernel(ctx).commands.get(cmd_name)
+        if spec is None:
+            return None
+        # Loaded only now: format_commands lists plugin commands from their specs alone.
+        loaded = spec.load()
+        if not isinstance(loaded, click.Command):
+            raise click.ClickException(f"plugin command {cmd_name!r} did not load a click command")
+        return loaded
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help without loading any command object.
+        rows = []
+        kernel_commands = get_kernel(ctx).commands
+        for name in self.list_commands(ctx):
+            if name in BUILTIN_COMMANDS:
+                rows.append((name, BUILTIN_COMMANDS[name][2]))
+            elif name in kernel_commands:
+                rows.append((name, kernel_commands[name].help))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=CaoGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cao-kernel", prog_name="cao", message="%(prog)s %(version)s")
+@click.option("--no-plugins", is_flag=True, help="Load no plugin from entry points (recovery mode).")
+@click.pass_context
+def cli(ctx: click.Context, no_plugins: bool) -> None:
+    """cao: orchestrate CLI coding agents in terminals."""
+    ctx.ensure_object(dict)["no_plugins"] = no_plugins
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli.main(args=argv, prog_name="cao")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main(sys.argv[1:])

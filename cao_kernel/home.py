@@ -1,0 +1,52 @@
+"""The cao home folder: where profiles, logs, the inbox database and runtime files live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+DEFAULT_HOME = "~/.aws/cli-agent-orchestrator"
+
+
+@attrs.frozen
+class CaoHome:
+    """Paths under the cao home (``CAO_HOME_DIR``, default ``~/.aws/cli-agent-orchestrator`` as upstream)."""
+
+    root: Path
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> CaoHome:
+        env = os.environ if environ is None else environ
+        return cls(Path(env.get("CAO_HOME_DIR") or DEFAULT_HOME).expanduser())
+
+    @property
+    def agent_store(self) -> Path:
+        return self.root / "agent-store"
+
+    @property
+    def agent_context(self) -> Path:
+        return self.root / "agent-context"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def db(self) -> Path:
+        return self.root / "db"
+
+    @property
+    def runtime(self) -> Path:
+        return self.root / "runtime"
+
+    @property
+    def skills(self) -> Path:
+        return self.root / "skills"
+
+    def ensure(self) -> CaoHome:
+        """Create the folders (mode 0700: the home holds tokens and message bodies)."""
+        for path in (self.root, self.agent_store, self.agent_context, self.logs, self.db, self.runtime):
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self

@@ -1,0 +1,76 @@
+"""pytest plugin for cao and for plugin authors: enable with ``-p cao_kernel.testing``.
+
+Fixtures:
+
+- ``cao_home``: a private cao home folder (``CAO_HOME_DIR`` points at it for the test; autouse).
+- ``enabled_plugins``: entry-point names the ``kernel`` fixture loads (default: none). Override it
+  in a conftest or with ``@pytest.mark.parametrize`` to opt in.
+- ``plugin_manager``: a fresh pluggy manager with cao's hookspecs and nothing registered.
+- ``kernel``: a fresh ``Kernel`` that loads only ``enabled_plugins``.
+- ``register_plugin``: context manager ``with register_plugin(kernel, obj):`` that always unregisters.
+
+Hypothesis strategies for every record live in ``cao_kernel.testing.strategies``.
+This module imports nothing heavy: kernel imports happen inside the fixtures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_ISOLATED_VARS = ("CAO_LOAD_PLUGINS", "CAO_DISABLE_PLUGINS", "CAO_STRICT_PLUGINS", "CAO_TERMINAL_ID")
+
+
+@pytest.fixture(autouse=True)
+def cao_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private cao home for each test; the user's real one is never touched."""
+    home = tmp_path_factory.mktemp("cao-home")
+    monkeypatch.setenv("CAO_HOME_DIR", str(home))
+    for name in _ISOLATED_VARS:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def enabled_plugins() -> tuple[str, ...]:
+    """Entry points the ``kernel`` fixture loads. Empty by default: tests opt in."""
+    return ()
+
+
+@pytest.fixture
+def plugin_manager() -> Any:
+    from cao_kernel.plugins import create_plugin_manager
+
+    return create_plugin_manager()
+
+
+@pytest.fixture
+def kernel(enabled_plugins: tuple[str, ...], cao_home: Path) -> Iterator[Any]:
+    from cao_kernel.kernel import Kernel
+    from cao_kernel.plugins import LoadPolicy
+
+    k = Kernel(policy=LoadPolicy(only=tuple(enabled_plugins)), home=cao_home)
+    yield k
+    closer = getattr(k, "aclose_sync", None)
+    if closer is not None:
+        closer()
+
+
+@contextlib.contextmanager
+def _register(kernel: Any, plugin: object, name: str | None = None) -> Iterator[str]:
+    registered = kernel.register_plugin(plugin, name=name)
+    try:
+        yield registered
+    finally:
+        if kernel.pm.get_plugin(registered) is not None:
+            kernel.unregister_plugin(registered)
+
+
+@pytest.fixture
+def register_plugin() -> Any:
+    """``with register_plugin(kernel, plugin_obj, name=None) as name:`` registers for the block only."""
+    return _register

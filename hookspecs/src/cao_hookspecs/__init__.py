@@ -1,0 +1,28 @@
+"""The cao plugin contract.
+
+Plugins import from here only: the ``hookimpl`` marker, the records in ``types`` and the Protocols in
+``protocols``. The kernel passes ``ALL_SPEC_MODULES`` to ``PluginManager.add_hookspecs``.
+"""
+
+from __future__ import annotations
+
+from . import delivery, lifecycle, plumbing, providers, status
+from .markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl
+from .protocols import InboxStore, KernelAPI, TerminalBackend
+from .types import *  # noqa: F403
+from .types import __all__ as _types_all
+
+__version__ = "0.1.0"
+
+ALL_SPEC_MODULES = (providers, status, delivery, lifecycle, plumbing)
+
+__all__ = [
+    "ALL_SPEC_MODULES",
+    "ENTRY_POINT_GROUP",
+    "PROJECT_NAME",
+    "InboxStore",
+    "KernelAPI",
+    "TerminalBackend",
+    "hookimpl",
+    *_types_all,
+]

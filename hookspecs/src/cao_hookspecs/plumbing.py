@@ -1,0 +1,99 @@
+"""Plumbing: backends, commands, start-up and shut-down."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from .markers import _hookspec
+
+if TYPE_CHECKING:
+    from .protocols import KernelAPI
+    from .types import BackendSpec, CommandSpec
+
+
+@_hookspec
+def cao_register_backends() -> Iterable[BackendSpec]:
+    """Register terminal backends (where agent CLIs run).
+
+    Kind: registration (broadcast).
+
+    :return: an iterable of :class:`~cao_hookspecs.types.BackendSpec`.
+
+    The kernel uses the backend named by ``CAO_TERMINAL_BACKEND``, else ``tmux``. Duplicate names are
+    reported naming both plugins; an implementation that raises contributes nothing.
+
+    Stability: stable since 0.1.
+
+    Example::
+
+        @hookimpl
+        def cao_register_backends():
+            return [BackendSpec(name="screen", factory=ScreenBackend)]
+    """
+
+
+@_hookspec
+def cao_register_commands() -> Iterable[CommandSpec]:
+    """Add subcommands to ``cao``.
+
+    Kind: registration (broadcast).
+
+    :return: an iterable of :class:`~cao_hookspecs.types.CommandSpec`. The command object itself is
+        loaded only when it runs, so keep heavy imports inside ``load``.
+
+    A name that collides with a built-in command or another plugin's command is refused with a
+    warning naming both owners; the built-in always wins.
+
+    Stability: stable since 0.1.
+
+    Example::
+
+        @hookimpl
+        def cao_register_commands():
+            def load():
+                from .cli import server_command
+                return server_command
+            return [CommandSpec(name="server", load=load, help="Run the HTTP server.")]
+    """
+
+
+@_hookspec(historic=True)
+def cao_startup(kernel: KernelAPI) -> None:
+    """The kernel is ready; plugins may keep a reference to it and start their own work.
+
+    Kind: observer, ``historic=True``: a plugin registered later is called at registration.
+
+    :param kernel: the running kernel, as a :class:`~cao_hookspecs.protocols.KernelAPI`.
+
+    Errors: an exception is logged with the plugin's name; the kernel starts anyway.
+
+    Stability: stable since 0.1.
+
+    Example::
+
+        @hookimpl
+        def cao_startup(kernel):
+            global KERNEL
+            KERNEL = kernel
+    """
+
+
+@_hookspec
+def cao_shutdown(kernel: KernelAPI) -> None:
+    """The kernel is stopping; flush queues and close connections. Terminals keep running.
+
+    Kind: observer.
+
+    :param kernel: the stopping kernel.
+
+    Errors: an exception is logged; shutdown continues.
+
+    Stability: stable since 0.1.
+
+    Example::
+
+        @hookimpl
+        def cao_shutdown():
+            NOTIFIER.flush(timeout=2)
+    """

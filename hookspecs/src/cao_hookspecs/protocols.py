@@ -1,0 +1,210 @@
+"""The three interfaces plugins implement or call.
+
+- ``KernelAPI``: everything cao can do. The in-process ``Kernel`` implements it, and so does the HTTP
+  client of ``cao-server``; the CLI, the MCP server and embedding apps are written against it.
+- ``TerminalBackend``: where terminals live (tmux). Its methods block; the kernel calls them from
+  worker threads, never from the event loop.
+- ``InboxStore``: where messages wait. Its methods block too and are called from worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from .types import (
+    AgentProfile,
+    DelegationResult,
+    Message,
+    MessageDraft,
+    MessageState,
+    OutputEvent,
+    SessionInfo,
+    StatusReport,
+    Terminal,
+    TerminalInfo,
+    TerminalLaunch,
+    TerminalStatus,
+)
+
+__all__ = ["InboxStore", "KernelAPI", "TerminalBackend"]
+
+
+@runtime_checkable
+class TerminalBackend(Protocol):
+    """A place to run agent CLIs. Terminal ids are cao's 8-hex ids, never backend-native ids.
+
+    Output is pushed: after ``watch`` the backend calls ``on_event`` from its own thread whenever the
+    terminal's screen changes, its program exits, or the terminal is lost. No method may poll a
+    terminal in a loop while it is idle.
+    """
+
+    name: str
+
+    def create_terminal(self, launch: TerminalLaunch) -> None:
+        """Start ``launch.argv`` in a new terminal, creating the session if it does not exist."""
+
+    def send_text(self, terminal_id: str, text: str, *, enter_count: int = 1, submit_delay: float = 0.0) -> None:
+        """Deliver ``text`` as one input (multi-line text included), then press Enter ``enter_count`` times."""
+
+    def send_keys(self, terminal_id: str, keys: Sequence[str]) -> None:
+        """Press keys by name (``Enter``, ``Escape``, ``C-c``, ``Down``...) without a trailing Enter."""
+
+    def capture(self, terminal_id: str, *, history: int | None = None) -> str:
+        """The rendered screen; with ``history`` also that many lines of scrollback (-1: all of it)."""
+
+    def working_directory(self, terminal_id: str) -> str | None:
+        """The live working directory of the terminal's foreground program, if known."""
+
+    def info(self, terminal_id: str) -> TerminalInfo | None:
+        """What the backend knows of one terminal, or None if it does not exist."""
+
+    def kill_terminal(self, terminal_id: str) -> None:
+        """Stop the terminal and every process started in it. Unknown ids are not an error."""
+
+    def kill_session(self, session_name: str) -> None:
+        """Stop every terminal of a session and the session itself."""
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Sessions this backend holds whose names start with ``cao-``."""
+
+    def list_terminals(self, session_name: str | None = None) -> list[TerminalInfo]:
+        """Terminals created by cao, for re-adoption after a restart."""
+
+    def watch(self, terminal_id: str, on_event: Callable[[OutputEvent], None]) -> None:
+        """Start pushing ``OutputEvent``s for a terminal to ``on_event`` (called from a backend thread)."""
+
+    def unwatch(self, terminal_id: str) -> None:
+        """Stop pushing events for a terminal."""
+
+    def close(self) -> None:
+        """Release threads and handles; terminals keep running."""
+
+
+@runtime_checkable
+class InboxStore(Protocol):
+    """Durable message queue, one logical inbox per receiver terminal.
+
+    State machine: ``pending -> delivering -> delivered``; ``delivering -> pending`` (retry, attempts+1,
+    ``not_before`` set) or ``-> dead`` after the last try; ``failed`` is kept for upstream's wire value.
+    """
+
+    def enqueue(self, draft: MessageDraft) -> Message:
+        """Store a message as pending and return it only once it is durable. A draft whose
+        ``idempotency_key`` was seen before returns the stored message and stores nothing."""
+
+    def claim_next(self, receiver_id: str, *, now: float | None = None) -> Message | None:
+        """Atomically move the receiver's oldest due pending message to delivering and return it."""
+
+    def claim(self, message_id: int) -> Message | None:
+        """Atomically move one pending message to delivering; None if it is not pending."""
+
+    def mark_delivered(self, message_id: int) -> Message:
+        """delivering -> delivered."""
+
+    def mark_failed(self, message_id: int, reason: str, *, retry_at: float | None) -> Message:
+        """delivering -> pending (again at ``retry_at``) or, when ``retry_at`` is None, -> dead."""
+
+    def release(self, message_id: int) -> Message:
+        """delivering -> pending without counting an attempt (delivery never started)."""
+
+    def get(self, message_id: int) -> Message | None:
+        """One message by id."""
+
+    def list(
+        self, receiver_id: str | None = None, *, state: MessageState | None = None, limit: int = 100
+    ) -> list[Message]:
+        """Messages oldest first, optionally for one receiver and one state."""
+
+    def receivers_with_pending(self) -> list[str]:
+        """Receivers that have at least one pending message."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+
+@runtime_checkable
+class KernelAPI(Protocol):
+    """What cao can do. Every method is a coroutine; errors raise ``CaoError`` subclasses (or, over
+    HTTP, the same error rebuilt from the response)."""
+
+    # sessions and terminals
+    async def create_session(
+        self,
+        agent_profile: str,
+        *,
+        provider: str | None = None,
+        session_name: str | None = None,
+        working_directory: str | None = None,
+        allowed_tools: Sequence[str] | None = None,
+        model: str | None = None,
+        yolo: bool = False,
+        env: Mapping[str, str] | None = None,
+        wait_ready: bool = True,
+    ) -> Terminal: ...
+
+    async def create_terminal(
+        self,
+        session_name: str,
+        agent_profile: str,
+        *,
+        provider: str | None = None,
+        working_directory: str | None = None,
+        caller_id: str | None = None,
+        allowed_tools: Sequence[str] | None = None,
+        model: str | None = None,
+        yolo: bool = False,
+        env: Mapping[str, str] | None = None,
+        wait_ready: bool = True,
+    ) -> Terminal: ...
+
+    async def list_sessions(self) -> list[SessionInfo]: ...
+
+    async def get_session(self, session_name: str) -> tuple[SessionInfo, list[Terminal]]: ...
+
+    async def delete_session(self, session_name: str) -> list[str]: ...
+
+    async def list_terminals(self, session_name: str) -> list[Terminal]: ...
+
+    async def get_terminal(self, terminal_id: str) -> Terminal: ...
+
+    async def delete_terminal(self, terminal_id: str) -> None: ...
+
+    # input and output
+    async def send_input(self, terminal_id: str, text: str) -> None: ...
+
+    async def send_keys(self, terminal_id: str, key: str) -> None: ...
+
+    async def get_output(self, terminal_id: str, mode: str = "full") -> str: ...
+
+    async def get_status(self, terminal_id: str) -> StatusReport: ...
+
+    async def wait_for_status(
+        self, terminal_id: str, statuses: Collection[TerminalStatus], timeout: float
+    ) -> StatusReport: ...
+
+    async def exit_terminal(self, terminal_id: str) -> None: ...
+
+    async def working_directory(self, terminal_id: str) -> str | None: ...
+
+    # messaging and orchestration
+    async def send_message(self, sender_id: str, receiver_id: str | None, message: str) -> Message: ...
+
+    async def list_messages(
+        self, terminal_id: str, *, state: MessageState | None = None, limit: int = 10
+    ) -> list[Message]: ...
+
+    async def handoff(
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
+    ) -> DelegationResult: ...
+
+    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult: ...
+
+    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None: ...
+
+    # profiles and providers
+    async def list_profiles(self) -> list[AgentProfile]: ...
+
+    async def get_profile(self, name: str) -> AgentProfile: ...
+
+    async def list_providers(self) -> list[Mapping[str, Any]]: ...

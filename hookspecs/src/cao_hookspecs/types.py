@@ -1,0 +1,431 @@
+"""Records and enums shared by the kernel and every plugin.
+
+Every record is a frozen attrs class: plugins return them from registration hooks and receive them in
+lifecycle hooks, and nobody can mutate a value another plugin is looking at. Wire values (status names,
+message states) are upstream CAO's lowercase strings so JSON stays compatible.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "AgentProfile",
+    "BackendSpec",
+    "CommandSpec",
+    "CreateTerminalRequest",
+    "DelegationRequest",
+    "DelegationResult",
+    "DeliveryReceipt",
+    "InboxStoreSpec",
+    "LaunchContext",
+    "LaunchPlan",
+    "Message",
+    "MessageDraft",
+    "MessageState",
+    "OrchestrationType",
+    "OutputEvent",
+    "ProviderCapabilities",
+    "ProviderSpec",
+    "RuntimeContext",
+    "SessionInfo",
+    "StartupDialog",
+    "StatusReport",
+    "Terminal",
+    "TerminalInfo",
+    "TerminalLaunch",
+    "TerminalStatus",
+]
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    # A plain dict would make a frozen record mutable through the back door.
+    import types
+
+    return types.MappingProxyType(dict(value or {}))
+
+
+def _tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value or ())
+
+
+def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
+class TerminalStatus(enum.StrEnum):
+    """What a terminal's agent is doing, as upstream names it on the wire."""
+
+    UNKNOWN = "unknown"
+    IDLE = "idle"
+    PROCESSING = "processing"
+    COMPLETED = "completed"
+    WAITING_USER_ANSWER = "waiting_user_answer"
+    ERROR = "error"
+
+    @property
+    def ready(self) -> bool:
+        """True when the agent waits for input and a message may be typed into it."""
+        return self in (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
+
+
+class MessageState(enum.StrEnum):
+    """Where an inbox message is in its life: pending -> delivering -> delivered | failed -> dead."""
+
+    PENDING = "pending"
+    DELIVERING = "delivering"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    DEAD = "dead"
+
+
+class OrchestrationType(enum.StrEnum):
+    SEND_MESSAGE = "send_message"
+    HANDOFF = "handoff"
+    ASSIGN = "assign"
+
+
+@attrs.frozen(kw_only=True)
+class StatusReport:
+    """A detector's reading of one screen.
+
+    ``evidence`` names the rule that matched (for logs, ``cao session status`` and bug reports);
+    ``since`` is filled by the kernel with the time the status was first seen.
+    """
+
+    status: TerminalStatus = attrs.field(converter=TerminalStatus)
+    evidence: str = ""
+    since: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ProviderCapabilities:
+    """What the kernel may assume about an agent CLI.
+
+    - ``accepts_input_while_busy``: typed input is queued by the CLI itself, so inbox messages may be
+      delivered eagerly when the operator enables it.
+    - ``handoff_banner``: prefix handoff tasks with the ``[CAO Handoff]`` banner (Codex needs it).
+    - ``native_status``: the provider reports status through a native signal, not only the screen.
+    - ``enter_count`` / ``submit_delay``: how many Enter presses submit a pasted message, and how long
+      to wait between the paste and the first Enter.
+    """
+
+    accepts_input_while_busy: bool = False
+    handoff_banner: bool = False
+    native_status: bool = False
+    enter_count: int = 1
+    submit_delay: float = 0.0
+
+
+@attrs.frozen(kw_only=True)
+class StartupDialog:
+    """A start-up screen the kernel answers on the agent's behalf (trust folder, update prompt...).
+
+    ``pattern`` is a regular expression searched in the rendered screen; ``keys`` are tmux key names
+    (or literal text) sent in order when it matches.
+    """
+
+    name: str
+    pattern: str
+    keys: tuple[str, ...] = attrs.field(converter=_tuple)
+
+
+@attrs.frozen(kw_only=True)
+class AgentProfile:
+    """An agent profile: upstream's Markdown file with YAML frontmatter, parsed.
+
+    Known frontmatter keys become attributes (camelCase keys are stored snake_case); anything else is
+    kept verbatim in ``extra`` so a profile written for a newer upstream survives a round trip.
+    ``system_prompt`` is the Markdown body. ``source`` says where the profile was found
+    (``built-in``, ``local``, ``installed``, a provider name, ``custom``) and ``path`` the file.
+    """
+
+    name: str
+    description: str = ""
+    provider: str | None = None
+    role: str | None = None
+    model: str | None = None
+    system_prompt: str = ""
+    allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    mcp_servers: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    tools: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    tool_aliases: Mapping[str, Any] | None = None
+    tools_settings: Mapping[str, Any] | None = None
+    resources: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    hooks: Mapping[str, Any] | None = None
+    use_legacy_mcp_json: bool | None = None
+    prompt: str | None = None
+    capabilities: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
+    tags: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
+    skills: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    engine: str | None = None
+    permission_mode: str | None = None
+    native_agent: str | None = None
+    codex_profile: str | None = None
+    codex_config: Mapping[str, Any] | None = None
+    claude_config: Mapping[str, Any] | None = None
+    hermes_profile: str | None = None
+    provider_init_timeout: int | None = None
+    container: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    source: str = ""
+    path: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Terminal:
+    """One agent running in one terminal (a tmux window for the tmux backend).
+
+    ``id`` is 8 lowercase hex characters, ``name`` the window name (``<profile>-<4 hex>``),
+    ``caller_id`` the terminal that created it through handoff or assign.
+    """
+
+    id: str
+    name: str
+    session_name: str
+    provider: str
+    agent_profile: str
+    working_directory: str | None = None
+    caller_id: str | None = None
+    allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    created_at: float = 0.0
+    status: TerminalStatus = attrs.field(default=TerminalStatus.UNKNOWN, converter=TerminalStatus)
+    backend: str = "tmux"
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """A cao session as a backend lists it. ``status`` is ``active`` (a client is attached) or ``detached``."""
+
+    name: str
+    status: str = "detached"
+    working_directory: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TerminalInfo:
+    """A live terminal as a backend lists it; ``metadata`` is what the kernel stored at creation."""
+
+    terminal_id: str
+    session_name: str
+    window_name: str
+    alive: bool = True
+    exit_status: int | None = None
+    working_directory: str | None = None
+    metadata: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+@attrs.frozen(kw_only=True)
+class TerminalLaunch:
+    """Everything a backend needs to start one terminal.
+
+    ``argv`` is the program to run in it (the agent CLI); ``env`` is added to the terminal's
+    environment (it always carries ``CAO_TERMINAL_ID``); ``metadata`` is stored with the terminal so a
+    new kernel can re-adopt it after a restart.
+    """
+
+    terminal_id: str
+    session_name: str
+    window_name: str
+    working_directory: str
+    argv: tuple[str, ...] = attrs.field(converter=_tuple)
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+    metadata: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+    width: int = 220
+    height: int = 50
+
+
+@attrs.frozen(kw_only=True)
+class OutputEvent:
+    """A backend's push notification: ``kind`` is ``output`` (the screen changed), ``exited`` (the
+    program in the terminal ended) or ``lost`` (the terminal or its server disappeared)."""
+
+    terminal_id: str
+    kind: str
+    data: bytes = b""
+    detail: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class LaunchContext:
+    """What a provider gets to build the launch command of one terminal.
+
+    ``mcp_servers`` are the profile's MCP servers already rewritten by the kernel: every entry's
+    ``env`` carries ``CAO_TERMINAL_ID`` and the server address, because some CLIs start MCP servers
+    with a scrubbed environment. ``runtime_dir`` is a private folder for generated files.
+    """
+
+    terminal: Terminal
+    profile: AgentProfile | None
+    working_directory: str
+    runtime_dir: str
+    mcp_servers: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    model: str | None = None
+    allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    yolo: bool = False
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+@attrs.frozen(kw_only=True)
+class LaunchPlan:
+    """A provider's answer: the argv to run, extra environment, and files the kernel writes into the
+    terminal's runtime folder before starting it (relative name -> content)."""
+
+    argv: tuple[str, ...] = attrs.field(converter=_tuple)
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+    files: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+@attrs.frozen(kw_only=True)
+class ProviderSpec:
+    """One agent CLI, as a provider plugin registers it.
+
+    - ``launch(ctx) -> LaunchPlan`` builds the command line from the profile.
+    - ``detect_status(screen) -> StatusReport`` reads a rendered screen; it must never raise.
+    - ``extract_last_message(text) -> str`` returns the agent's final answer from screen text plus
+      history; it raises ``ValueError`` when no answer is visible.
+    """
+
+    name: str
+    binary: str
+    launch: Callable[[LaunchContext], LaunchPlan]
+    detect_status: Callable[[str], StatusReport]
+    extract_last_message: Callable[[str], str]
+    exit_command: str = "/exit"
+    description: str = ""
+    capabilities: ProviderCapabilities = ProviderCapabilities()
+    startup_dialogs: tuple[StartupDialog, ...] = attrs.field(factory=tuple, converter=_tuple)
+    install_hint: str = ""
+    version_args: tuple[str, ...] = attrs.field(default=("--version",), converter=_tuple)
+    tested_versions: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
+    agent_dirs: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeContext:
+    """What factories of backends and stores get: the cao home folder and the kernel's settings."""
+
+    home_dir: str
+    settings: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+@attrs.frozen(kw_only=True)
+class BackendSpec:
+    """A terminal backend. ``factory(ctx)`` returns an object satisfying ``TerminalBackend``."""
+
+    name: str
+    factory: Callable[[RuntimeContext], Any]
+    description: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class InboxStoreSpec:
+    """An inbox store. ``factory(ctx)`` returns an object satisfying ``InboxStore``."""
+
+    name: str
+    factory: Callable[[RuntimeContext], Any]
+    description: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class CommandSpec:
+    """A ``cao`` subcommand contributed by a plugin.
+
+    ``load()`` returns the ``click.Command``; it is called only when the command runs or its own help
+    is shown, so a plugin's heavy imports never slow ``cao --help``. ``help`` is the one-line summary
+    listed by ``cao --help``.
+    """
+
+    name: str
+    load: Callable[[], Any]
+    help: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class MessageDraft:
+    """A message before it is stored. ``idempotency_key`` makes a retried enqueue a no-op."""
+
+    sender_id: str
+    receiver_id: str
+    body: str
+    orchestration_type: OrchestrationType = attrs.field(
+        default=OrchestrationType.SEND_MESSAGE, converter=OrchestrationType
+    )
+    idempotency_key: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Message:
+    """A stored inbox message. ``attempts`` counts delivery tries; ``last_error`` says why the last one
+    failed; ``not_before`` holds a retry back until that time."""
+
+    id: int
+    sender_id: str
+    receiver_id: str
+    body: str
+    state: MessageState = attrs.field(converter=MessageState)
+    created_at: float
+    updated_at: float = 0.0
+    orchestration_type: OrchestrationType = attrs.field(
+        default=OrchestrationType.SEND_MESSAGE, converter=OrchestrationType
+    )
+    attempts: int = 0
+    last_error: str | None = None
+    idempotency_key: str | None = None
+    not_before: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DeliveryReceipt:
+    """Proof that a message was typed into its receiver; ``method`` names how (``paste``, ...)."""
+
+    message_id: int
+    terminal_id: str
+    delivered_at: float
+    method: str = "paste"
+
+
+@attrs.frozen(kw_only=True)
+class CreateTerminalRequest:
+    """A request to start a terminal, as before-hooks see it (and may return rewritten)."""
+
+    agent_profile: str
+    provider: str | None = None
+    session_name: str | None = None
+    working_directory: str | None = None
+    caller_id: str | None = None
+    allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    model: str | None = None
+    yolo: bool = False
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+@attrs.frozen(kw_only=True)
+class DelegationRequest:
+    """A handoff or assign, as before-hooks see it. ``timeout`` applies to handoff only."""
+
+    kind: OrchestrationType = attrs.field(converter=OrchestrationType)
+    caller_id: str | None
+    agent_profile: str
+    message: str
+    timeout: float = 600.0
+    working_directory: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DelegationResult:
+    """How a handoff or assign ended. ``output`` is the worker's answer (handoff); ``terminal_id``
+    the worker; ``message`` the human-readable summary given to the caller."""
+
+    kind: OrchestrationType = attrs.field(converter=OrchestrationType)
+    success: bool
+    message: str
+    agent_profile: str
+    caller_id: str | None = None
+    terminal_id: str | None = None
+    output: str | None = None
+    duration: float = 0.0

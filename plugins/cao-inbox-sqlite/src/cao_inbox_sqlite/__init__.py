@@ -1,0 +1,1 @@
+"""Durable SQLite inbox store for cao"""

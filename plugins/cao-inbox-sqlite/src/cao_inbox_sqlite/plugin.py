@@ -1,0 +1,1 @@
+"""Entry point of cao-inbox-sqlite (kept thin: heavy imports happen inside functions)."""

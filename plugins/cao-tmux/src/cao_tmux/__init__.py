@@ -1,0 +1,1 @@
+"""tmux terminal backend for cao"""

@@ -1,0 +1,1 @@
+"""Entry point of cao-tmux (kept thin: heavy imports happen inside functions)."""

@@ -1,0 +1,1 @@
+"""The offline mock agent CLI and its cao provider"""

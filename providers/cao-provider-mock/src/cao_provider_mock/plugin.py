@@ -1,0 +1,1 @@
+"""Entry point of cao-provider-mock (kept thin: heavy imports happen inside functions)."""
