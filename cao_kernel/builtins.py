@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 from cao_hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from cao_hookspecs import DeliveryReceipt, Message, ProviderSpec, StatusReport, Terminal, TerminalBackend
+    from cao_hookspecs import (
+        DeliveryReceipt,
+        InboxStoreSpec,
+        Message,
+        ProviderSpec,
+        StatusReport,
+        Terminal,
+        TerminalBackend,
+    )
 
 
 @hookimpl(trylast=True)
@@ -25,3 +33,15 @@ def cao_deliver_message(
     caps = provider.capabilities
     backend.send_text(terminal.id, message.body, enter_count=caps.enter_count, submit_delay=caps.submit_delay)
     return DeliveryReceipt(message_id=message.id, terminal_id=terminal.id, delivered_at=time.time(), method="paste")
+
+
+@hookimpl
+def cao_register_inbox_stores() -> list[InboxStoreSpec]:
+    from cao_hookspecs import InboxStoreSpec
+
+    def memory(ctx: object) -> object:
+        from .inbox_memory import MemoryInboxStore
+
+        return MemoryInboxStore()
+
+    return [InboxStoreSpec(name="memory", factory=memory, description="in-process, lost on exit")]

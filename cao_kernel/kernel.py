@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from cao_hookspecs import BackendSpec, CommandSpec, InboxStoreSpec, ProviderSpec
+from cao_hookspecs import (
+    AgentProfile,
+    BackendSpec,
+    CommandSpec,
+    InboxStoreSpec,
+    ProviderSpec,
+    RuntimeContext,
+    StatusReport,
+)
 
 from . import builtins
-from .errors import NotFound, PluginError
+from .errors import CaoError, NotFound, PluginError
 from .home import CaoHome
 from .hooks import Hooks, records_of
+from .live import LiveTerminal
 from .plugins import (
     ACTIVE,
     FAILED,
@@ -27,13 +37,20 @@ from .plugins import (
     hook_names,
     register_checked,
 )
+from .orchestration import Orchestration
+from .terminal_ops import TerminalOps
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .delivery import DeliveryEngine
 
 log = logging.getLogger(__name__)
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
 
 
-class Kernel:
+class Kernel(Orchestration, TerminalOps):
     """Owns a fresh plugin manager; embedding apps may run several kernels side by side.
 
     :param plugins: objects (modules, classes, instances) to register explicitly, in order.
@@ -64,13 +81,120 @@ class Kernel:
         self.pm: pluggy.PluginManager = create_plugin_manager()
         self.hooks = Hooks(self.pm, describe=self.describe_plugin)
         self._explicit: dict[str, PluginRecord] = {}
+        self._started = False
         self.pm.register(builtins, name=BUILTIN_PLUGIN)
         self.loader = PluginLoader(self.pm, policy or LoadPolicy.from_env(self.settings))
         for plugin in plugins:
             self.register_plugin(plugin)
         if load_entrypoints:
             self.loader.load_all()
+        self._start_lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._backend: Any = None
+        self._live: dict[str, LiveTerminal] = {}
+        self._profiles: dict[str, AgentProfile] = {}
+        self._store: Any = None
+        self._delivery: DeliveryEngine | None = None
+        self._assign_pending: dict[int, Any] = {}
+
+    # -- running ----------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind to the running event loop, open the terminal backend, re-adopt live terminals and
+        call ``cao_startup``. Idempotent; every operation calls it."""
+        if self._started:
+            return
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._started:
+                return
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._loop = asyncio.get_running_loop()
+            self._executor = ThreadPoolExecutor(
+                max_workers=int(self.settings.get("CAO_IO_THREADS") or 32), thread_name_prefix="cao-io"
+            )
+            self.home.ensure()
+            self._backend = self._open_backend()
+            self._store = self._open_inbox_store()
+            from .delivery import DeliveryEngine
+
+            self._delivery = DeliveryEngine(self, self._store)
+            self._started = True
+            await self._adopt_all()
+            await self._delivery.recover()
+            self.hooks.startup(self)
+
+    def _open_backend(self) -> Any:
+        name = str(self.settings.get("CAO_TERMINAL_BACKEND") or "tmux")
+        spec = self.backends.get(name)
+        if spec is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            raise CaoError(f"no terminal backend {name!r} is installed (installed: {known}); install cao-tmux")
+        return spec.factory(self.runtime_context())
+
+    def _open_inbox_store(self) -> Any:
+        name = self.settings.get("CAO_INBOX_STORE") or ("sqlite" if "sqlite" in self.inbox_stores else "memory")
+        spec = self.inbox_stores.get(str(name))
+        if spec is None:
+            known = ", ".join(sorted(self.inbox_stores)) or "none"
+            raise CaoError(f"no inbox store {name!r} is installed (installed: {known})")
+        return spec.factory(self.runtime_context())
+
+    def runtime_context(self) -> RuntimeContext:
+        return RuntimeContext(home_dir=str(self.home.root), settings=dict(self.settings))
+
+    async def aclose(self) -> None:
+        """Stop watching terminals and release threads. Terminals keep running for the next kernel."""
+        if not self._started:
+            return
+        self.hooks.shutdown(self)
+        for live in list(self._live.values()):
+            if live.refresh_task is not None:
+                live.refresh_task.cancel()
+        self._live.clear()
+        if self._delivery is not None:
+            self._delivery.close()
+        backend, self._backend = self._backend, None
+        store, self._store = self._store, None
+        loop = asyncio.get_running_loop()
+        if backend is not None:
+            await loop.run_in_executor(self._executor, backend.close)
+        if store is not None:
+            await loop.run_in_executor(self._executor, store.close)
+        assert self._executor is not None
+        self._executor.shutdown(wait=False)
         self._started = False
+
+    async def __aenter__(self) -> Kernel:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _status_changed(self, live: LiveTerminal, old: StatusReport, new: StatusReport) -> None:
+        self.hooks.after("cao_after_status_changed", terminal=live.terminal(), old=old, new=new)
+        if self._delivery is not None and live.id in self._live:
+            self._delivery.on_status(live)
+
+    # -- profiles ---------------------------------------------------------------------------------
+
+    def add_profile(self, profile: AgentProfile) -> None:
+        """Make a profile available to this kernel only, ahead of every store (embedding and tests)."""
+        self._profiles[profile.name] = profile
+
+    def load_profile(self, name: str) -> AgentProfile:
+        if name in self._profiles:
+            return self._profiles[name]
+        from .profiles import find_profile
+
+        return find_profile(name, home=self.home, provider_dirs=self.provider_dirs())
+
+    def provider_dirs(self) -> dict[str, list[str]]:
+        return {name: list(spec.agent_dirs) for name, spec in self.providers.items() if spec.agent_dirs}
 
     # -- plugins ----------------------------------------------------------------------------------
 

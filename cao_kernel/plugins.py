@@ -74,6 +74,11 @@ class LoadPolicy:
         return self.only is None or name in self.only
 
 
+def _one_line(text: str) -> str:
+    # pluggy's validation errors span several lines; `cao plugins` and stderr show one line per plugin.
+    return " ".join(text.split())
+
+
 def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
@@ -106,7 +111,7 @@ def register_checked(pm: pluggy.PluginManager, plugin: object, name: str) -> Non
         # pluggy's register() is not atomic: undo whatever part of it happened.
         if pm.get_plugin(name) is not None:
             pm.unregister(name=name)
-        raise PluginError(f"plugin {name!r} could not be registered: {exc}") from exc
+        raise PluginError(f"plugin {name!r} could not be registered: {_one_line(str(exc))}") from exc
     unknown = _unknown_hooks(pm, plugin)
     if unknown:
         pm.unregister(name=name)
@@ -138,11 +143,14 @@ class PluginLoader:
                     f"entry point {ep.name!r} is provided by both {seen[ep.name]} and {dist}; "
                     f"keeping the one from {seen[ep.name]}"
                 )
-                log.warning(message)
                 self.records[f"{ep.name}@{dist}"] = PluginRecord(
                     name=ep.name, distribution=dist, version=version, status=FAILED, error=message,
                     entry_point=ep.value,
                 )
+                # Same channel as a load failure: the user must see it even with logging unconfigured.
+                print(f"cao: {message}", file=sys.stderr)
+                if self.policy.strict:
+                    raise PluginError(message)
                 continue
             seen[ep.name] = dist
             if not self.policy.allows(ep.name):
@@ -160,7 +168,7 @@ class PluginLoader:
         except BaseException as exc:  # noqa: BLE001 - a plugin may raise anything, SystemExit included
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            error = f"{type(exc).__name__}: {exc}"
+            error = _one_line(f"{type(exc).__name__}: {exc}")
             self.records[ep.name] = PluginRecord(
                 name=ep.name, distribution=dist, version=version, status=FAILED, error=error,
                 entry_point=ep.value,

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from cao_hookspecs import CommandSpec
+
     from ..kernel import Kernel
 
 # name -> (module, attribute, one-line help). Kept as strings so listing them imports nothing.
@@ -32,12 +34,57 @@ def get_kernel(ctx: click.Context) -> Kernel:
     return state["kernel"]
 
 
+def _plugin_commands(ctx: click.Context) -> dict[str, CommandSpec]:
+    """Commands contributed by plugins for this invocation, computed once.
+
+    A plugin command named like a built-in is refused with a warning naming both owners: a plugin must
+    never be able to replace ``cao plugins`` or any other recovery command.
+    """
+    state: dict[str, Any] = ctx.find_root().ensure_object(dict)
+    if "plugin_commands" not in state:
+        from cao_hookspecs import CommandSpec
+
+        kernel = get_kernel(ctx)
+        root_command = ctx.find_root().command
+        builtin = set(BUILTIN_COMMANDS) | set(getattr(root_command, "commands", {}))
+        commands: dict[str, CommandSpec] = {}
+        for contribution in kernel.hooks.commands():
+            spec, owner = contribution.record, kernel.describe_plugin(contribution.plugin_name)
+            if not isinstance(spec, CommandSpec):
+                click.echo(f"cao: plugin {owner} registered {type(spec).__name__} where a CommandSpec was "
+                           f"expected; ignored", err=True)
+            elif spec.name in builtin:
+                click.echo(f"cao: command {spec.name!r} of plugin {owner} is refused: the name belongs "
+                           f"to the built-in command of cao-kernel", err=True)
+            else:
+                commands[spec.name] = spec
+        state["plugin_commands"] = commands
+    return state["plugin_commands"]
+
+
+def _root_flag(args: list[str], flag: str) -> bool:
+    """Whether ``flag`` is among the root options, i.e. before the subcommand name."""
+    for arg in args:
+        if arg == flag:
+            return True
+        if arg == "--" or not arg.startswith("-"):
+            return False
+    return False
+
+
 class CaoGroup(click.Group):
     """Built-in commands first; plugin commands after, refused when they collide with a built-in."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Eager options (--help) run before --no-plugins is processed and list plugin commands, which
+        # builds the kernel: read the flag first so `cao --help --no-plugins` loads no plugin either.
+        if _root_flag(args, "--no-plugins"):
+            ctx.ensure_object(dict)["no_plugins"] = True
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = set(BUILTIN_COMMANDS) | set(super().list_commands(ctx))
-        names |= set(get_kernel(ctx).commands)
+        names |= set(_plugin_commands(ctx))
         return sorted(names)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -47,7 +94,7 @@ class CaoGroup(click.Group):
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
-        spec = get_kernel(ctx).commands.get(cmd_name)
+        spec = _plugin_commands(ctx).get(cmd_name)
         if spec is None:
             return None
         # Loaded only now: format_commands lists plugin commands from their specs alone.
@@ -59,12 +106,16 @@ class CaoGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Short help without loading any command object.
         rows = []
-        kernel_commands = get_kernel(ctx).commands
+        plugin_commands = _plugin_commands(ctx)
         for name in self.list_commands(ctx):
             if name in BUILTIN_COMMANDS:
                 rows.append((name, BUILTIN_COMMANDS[name][2]))
-            elif name in kernel_commands:
-                rows.append((name, kernel_commands[name].help))
+            elif name in plugin_commands:
+                rows.append((name, plugin_commands[name].help))
+            else:
+                command = super().get_command(ctx, name)
+                if command is not None:
+                    rows.append((name, command.get_short_help_str()))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

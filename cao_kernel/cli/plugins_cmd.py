@@ -20,12 +20,17 @@ def plugins(ctx: click.Context, show_all: bool, hook: str | None, as_json: bool)
     kernel = get_kernel(ctx)
     records = kernel.plugin_records(include_builtin=show_all)
     if hook:
+        caller = vars(kernel.pm.hook).get(hook)
+        if caller is None or not caller.has_spec():
+            # A typo would otherwise print an empty list, which reads as "nobody implements it".
+            raise click.BadParameter(f"unknown hook {hook!r} (hooks start with 'cao_'; see docs/hooks.md)",
+                                     param_hint="'--hook'")
         records = [r for r in records if hook in r.hooks]
     if as_json:
         click.echo(json.dumps([attrs.asdict(r) for r in records], indent=2))
         return
     if not records:
-        click.echo("No plugins installed.")
+        click.echo(f"No plugin implements {hook}." if hook else "No plugins installed.")
         return
     for r in records:
         dist = f"{r.distribution} {r.version}" if r.distribution else "(registered in process)"

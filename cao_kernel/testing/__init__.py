@@ -9,13 +9,16 @@ Fixtures:
 - ``kernel``: a fresh ``Kernel`` that loads only ``enabled_plugins``.
 - ``register_plugin``: context manager ``with register_plugin(kernel, obj):`` that always unregisters.
 
+``async def`` tests run in a fresh event loop each.
 Hypothesis strategies for every record live in ``cao_kernel.testing.strategies``.
 This module imports nothing heavy: kernel imports happen inside the fixtures.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,11 +56,7 @@ def kernel(enabled_plugins: tuple[str, ...], cao_home: Path) -> Iterator[Any]:
     from cao_kernel.kernel import Kernel
     from cao_kernel.plugins import LoadPolicy
 
-    k = Kernel(policy=LoadPolicy(only=tuple(enabled_plugins)), home=cao_home)
-    yield k
-    closer = getattr(k, "aclose_sync", None)
-    if closer is not None:
-        closer()
+    yield Kernel(policy=LoadPolicy(only=tuple(enabled_plugins)), home=cao_home)
 
 
 @contextlib.contextmanager
@@ -74,3 +73,14 @@ def _register(kernel: Any, plugin: object, name: str | None = None) -> Iterator[
 def register_plugin() -> Any:
     """``with register_plugin(kernel, plugin_obj, name=None) as name:`` registers for the block only."""
     return _register
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run ``async def`` tests in a fresh event loop (no extra pytest plugin needed)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    argnames = pyfuncitem._fixtureinfo.argnames
+    kwargs = {name: pyfuncitem.funcargs[name] for name in argnames}
+    asyncio.run(pyfuncitem.obj(**kwargs))
+    return True

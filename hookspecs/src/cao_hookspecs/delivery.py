@@ -23,6 +23,8 @@ def cao_register_inbox_stores() -> Iterable[InboxStoreSpec]:
     The kernel uses the store named by the ``CAO_INBOX_STORE`` setting, else ``sqlite`` when it is
     registered, else its built-in ``memory`` store. Duplicate names are reported naming both plugins.
 
+    Errors: an implementation that raises is reported with its plugin's name and contributes nothing.
+
     Stability: stable since 0.1.
 
     Example::

@@ -21,7 +21,9 @@ def cao_register_backends() -> Iterable[BackendSpec]:
     :return: an iterable of :class:`~cao_hookspecs.types.BackendSpec`.
 
     The kernel uses the backend named by ``CAO_TERMINAL_BACKEND``, else ``tmux``. Duplicate names are
-    reported naming both plugins; an implementation that raises contributes nothing.
+    reported naming both plugins.
+
+    Errors: an implementation that raises is reported with its plugin's name and contributes nothing.
 
     Stability: stable since 0.1.
 
@@ -44,6 +46,9 @@ def cao_register_commands() -> Iterable[CommandSpec]:
 
     A name that collides with a built-in command or another plugin's command is refused with a
     warning naming both owners; the built-in always wins.
+
+    Errors: an implementation that raises is reported with its plugin's name and contributes nothing;
+    cao and its built-in commands keep working.
 
     Stability: stable since 0.1.
 

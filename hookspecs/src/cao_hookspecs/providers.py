@@ -21,7 +21,9 @@ def cao_register_providers() -> Iterable[ProviderSpec]:
 
     The kernel flattens the results of all plugins. Two providers with the same ``name`` are an
     error that names both plugins and their distributions; the kernel reports it and keeps the first.
-    An implementation that raises is reported as a broken plugin and contributes nothing.
+
+    Errors: an implementation that raises is reported as a broken plugin (naming it) and contributes
+    nothing; other plugins' providers are kept.
 
     Stability: stable since 0.1.
 

@@ -1,0 +1,305 @@
+"""The three orchestration semantics (send_message, assign, handoff) plus answer_user_prompt.
+
+Protocol strings that agents' prompts rely on are upstream's, word for word:
+- assign suffix: ``[Assigned by terminal <sup>. When done, send results back to terminal <sup> using
+  send_message]``
+- send_message suffix: ``[Message from terminal <own>. Use send_message MCP tool for any follow-up work.]``
+- handoff banner (providers that ask for it) starts ``[CAO Handoff] Supervisor terminal ID: <id>.``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from cao_hookspecs import (
+    DelegationRequest,
+    DelegationResult,
+    Message,
+    MessageDraft,
+    MessageState,
+    OrchestrationType,
+    Terminal,
+    TerminalStatus,
+)
+
+from . import validate
+from .delivery import sender_suffix, validate_message
+from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout
+
+if TYPE_CHECKING:
+    from .delivery import DeliveryEngine
+    from .live import LiveTerminal
+
+log = logging.getLogger(__name__)
+
+MAX_ANSWER_CHARS = 4000
+# An idle reading only ends a handoff once it has held this long (some CLIs flash idle mid-turn).
+IDLE_SETTLE = 0.4
+
+
+def assign_suffix(supervisor_id: str) -> str:
+    return (f"[Assigned by terminal {supervisor_id}. When done, send results back to terminal "
+            f"{supervisor_id} using send_message]")
+
+
+def handoff_banner(supervisor_id: str) -> str:
+    return (
+        f"[CAO Handoff] Supervisor terminal ID: {supervisor_id}. The supervisor is blocked until you finish; "
+        "your final reply is captured and returned to it automatically, so answer in your reply and do not "
+        "call send_message."
+    )
+
+
+def _with_suffix(text: str, suffix: str) -> str:
+    # Idempotent: a client that already appended the suffix (upstream's MCP server does) gets one copy.
+    return text if text.rstrip().endswith(suffix) else f"{text}\n\n{suffix}"
+
+
+class Orchestration:
+    """Mixed into ``Kernel``."""
+
+    if TYPE_CHECKING:
+        _live: dict[str, LiveTerminal]
+        _delivery: DeliveryEngine | None
+        _assign_pending: dict[int, DelegationRequest]
+        hooks: Any
+
+        async def start(self) -> None: ...
+        def _get_live(self, terminal_id: str) -> LiveTerminal: ...
+        async def _io(self, fn: Any, *args: Any, **kwargs: Any) -> Any: ...
+        async def create_session(self, agent_profile: str, **kw: Any) -> Terminal: ...
+        async def create_terminal(self, session_name: str, agent_profile: str, **kw: Any) -> Terminal: ...
+        async def send_input(self, terminal_id: str, text: str) -> None: ...
+        async def get_output(self, terminal_id: str, mode: str = "full") -> str: ...
+        async def exit_terminal(self, terminal_id: str) -> None: ...
+        async def delete_terminal(self, terminal_id: str) -> None: ...
+        def load_profile(self, name: str) -> Any: ...
+
+    @property
+    def delivery(self) -> DeliveryEngine:
+        if self._delivery is None:
+            raise CaoError("the kernel has not been started (await kernel.start())")
+        return self._delivery
+
+    # -- send_message -----------------------------------------------------------------------------
+
+    async def send_message(
+        self, sender_id: str, receiver_id: str | None, message: str, *, idempotency_key: str | None = None
+    ) -> Message:
+        """Queue ``message`` for ``receiver_id`` (default: the sender's caller); delivered when it is ready."""
+        await self.start()
+        validate_message(message)
+        validate.input_text(message)
+        sender = self._live.get(sender_id) if validate.TERMINAL_ID_RE.match(sender_id or "") else None
+        if receiver_id is None:
+            if sender is None or not sender.record.caller_id:
+                raise InvalidInput("no receiver given and the sender has no caller to reply to")
+            receiver_id = sender.record.caller_id
+        self._get_live(receiver_id)
+        if receiver_id == sender_id:
+            raise InvalidInput("a terminal cannot send a message to itself")
+        body = _with_suffix(message, sender_suffix(sender_id)) if sender is not None else message
+        return await self._enqueue(MessageDraft(sender_id=sender_id, receiver_id=receiver_id, body=body,
+                                                idempotency_key=idempotency_key))
+
+    async def _enqueue(self, draft: MessageDraft) -> Message:
+        draft = self.hooks.before("cao_before_message_send", draft)
+        self._get_live(draft.receiver_id)
+        return await self.delivery.enqueue(draft)
+
+    async def list_messages(
+        self, terminal_id: str, *, state: MessageState | str | None = None, limit: int = 10
+    ) -> list[Message]:
+        await self.start()
+        validate.terminal_id(terminal_id)
+        wanted = MessageState(state) if state is not None else None
+        if not 1 <= int(limit) <= 1000:
+            raise InvalidInput("limit must be between 1 and 1000")
+        return await self._io(self.delivery.store.list, terminal_id, state=wanted, limit=int(limit))
+
+    # -- assign -----------------------------------------------------------------------------------
+
+    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
+        """Start a worker and queue the task for it; return at once with the worker's id."""
+        await self.start()
+        validate_message(message)
+        caller = self._get_live(caller_id)
+        request = DelegationRequest(kind=OrchestrationType.ASSIGN, caller_id=caller_id,
+                                    agent_profile=agent_profile, message=message)
+        request = self.hooks.before("cao_before_assign", request)
+        worker = await self._start_worker(caller, request, wait_ready=False)
+        self.hooks.after("cao_after_assign_started", request=request, worker=worker)
+        task = _with_suffix(request.message, assign_suffix(caller_id))
+        queued = await self.delivery.enqueue(MessageDraft(
+            sender_id=caller_id, receiver_id=worker.id, body=task, orchestration_type=OrchestrationType.ASSIGN,
+        ))
+        self._assign_pending[queued.id] = request
+        asyncio.ensure_future(self._watch_assign_start(worker, request, queued.id))
+        return DelegationResult(
+            kind=OrchestrationType.ASSIGN, success=True, agent_profile=request.agent_profile, caller_id=caller_id,
+            terminal_id=worker.id,
+            message=(f"Assigned {request.agent_profile} in terminal {worker.id}. It is starting and receives the "
+                     f"task as soon as it is ready; its results will arrive in your inbox. End your turn to "
+                     f"receive them, and delete the worker with delete_terminal when it is done."),
+        )
+
+    async def _watch_assign_start(self, worker: Terminal, request: DelegationRequest, message_id: int) -> None:
+        live = self._live.get(worker.id)
+        if live is None:
+            return
+        try:
+            assert live.started is not None
+            await asyncio.shield(live.started)
+        except CaoError as exc:
+            self._assign_pending.pop(message_id, None)
+            reason = str(exc).splitlines()[0]
+            try:
+                await self.delete_terminal(worker.id)
+            except CaoError:
+                pass
+            notice = (f"[cao] Assigned worker {worker.id} ({request.agent_profile}) failed to start: {reason}. "
+                      f"It was deleted; assign the task again or choose another profile.")
+            if request.caller_id in self._live:
+                await self._enqueue(MessageDraft(sender_id=worker.id, receiver_id=request.caller_id, body=notice))
+            self._finish_assign(request, worker.id, False, notice)
+
+    def _message_delivered(self, message: Message) -> None:
+        request = self._assign_pending.pop(message.id, None)
+        if request is not None:
+            self._finish_assign(request, message.receiver_id, True,
+                                f"Task delivered to {request.agent_profile} in terminal {message.receiver_id}")
+
+    def _message_dead(self, message: Message, reason: str) -> None:
+        request = self._assign_pending.pop(message.id, None)
+        if request is not None:
+            self._finish_assign(request, message.receiver_id, False, f"Task could not be delivered: {reason}")
+
+    def _finish_assign(self, request: DelegationRequest, worker_id: str, success: bool, text: str) -> None:
+        self.hooks.after("cao_after_assign_finished", result=DelegationResult(
+            kind=OrchestrationType.ASSIGN, success=success, message=text, agent_profile=request.agent_profile,
+            caller_id=request.caller_id, terminal_id=worker_id,
+        ))
+
+    # -- handoff ----------------------------------------------------------------------------------
+
+    async def handoff(
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
+    ) -> DelegationResult:
+        """Start a worker, give it the task, wait for its answer, remove it, return the answer."""
+        await self.start()
+        validate_message(message)
+        if not 1 <= float(timeout) <= 3600:
+            raise InvalidInput("timeout must be between 1 and 3600 seconds")
+        caller = self._get_live(caller_id) if caller_id is not None else None
+        request = DelegationRequest(kind=OrchestrationType.HANDOFF, caller_id=caller_id,
+                                    agent_profile=agent_profile, message=message, timeout=float(timeout))
+        request = self.hooks.before("cao_before_handoff", request)
+        started = time.monotonic()
+        worker = await self._start_worker(caller, request, wait_ready=True)
+        self.hooks.after("cao_after_handoff_started", request=request, worker=worker)
+        live = self._get_live(worker.id)
+        task = request.message
+        if live.provider is not None and live.provider.capabilities.handoff_banner and caller_id:
+            task = f"{handoff_banner(caller_id)}\n\n{task}"
+        result = await self._run_handoff(live, request, task, started)
+        self.hooks.after("cao_after_handoff_finished", result=result)
+        return result
+
+    async def _run_handoff(
+        self, live: LiveTerminal, request: DelegationRequest, task: str, started: float
+    ) -> DelegationResult:
+        def result(success: bool, text: str, output: str | None = None) -> DelegationResult:
+            return DelegationResult(
+                kind=OrchestrationType.HANDOFF, success=success, message=text, output=output,
+                agent_profile=request.agent_profile, caller_id=request.caller_id, terminal_id=live.id,
+                duration=time.monotonic() - started,
+            )
+
+        remaining = request.timeout - (time.monotonic() - started)
+        try:
+            await self.send_input(live.id, task)
+            await self._wait_done(live, max(0.1, remaining))
+        except Timeout:
+            return result(False, f"Handoff timed out after {request.timeout:g} seconds; the worker {live.id} "
+                                 f"was kept so you can inspect it or delete it with delete_terminal.")
+        except (AgentFailed, Conflict) as exc:
+            return result(False, f"Handoff failed: worker errored ({live.tracker.report.evidence}); the worker "
+                                 f"{live.id} was kept. {str(exc).splitlines()[0]}")
+        try:
+            output = await self.get_output(live.id, "last")
+        except CaoError as exc:
+            output = None
+            failure = f"Handoff failed: the worker finished but its answer could not be read ({exc})"
+        else:
+            failure = ""
+        await self._dismiss(live.id)
+        if output is None:
+            return result(False, failure)
+        provider = live.record.provider
+        return result(True, f"Successfully handed off to {request.agent_profile} ({provider}) in "
+                            f"{time.monotonic() - started:.2f}s", output)
+
+    async def _wait_done(self, live: LiveTerminal, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            report = await live.tracker.wait_for({TerminalStatus.COMPLETED, TerminalStatus.IDLE},
+                                                 max(0.05, deadline - time.monotonic()))
+            if report.status == TerminalStatus.COMPLETED:
+                return
+            try:
+                # Idle must hold: wait for any change for a short while.
+                await live.tracker.wait_for({s for s in TerminalStatus if s != TerminalStatus.IDLE},
+                                            min(IDLE_SETTLE, max(0.05, deadline - time.monotonic())))
+            except Timeout:
+                return
+
+    async def _dismiss(self, terminal_id: str) -> None:
+        """Ask a finished worker to exit, then delete its terminal."""
+        try:
+            await self.exit_terminal(terminal_id)
+        except CaoError:
+            pass
+        try:
+            await self.delete_terminal(terminal_id)
+        except NotFound:
+            pass
+
+    async def _start_worker(
+        self, caller: LiveTerminal | None, request: DelegationRequest, *, wait_ready: bool
+    ) -> Terminal:
+        profile = self.load_profile(validate.profile_name(request.agent_profile))
+        if caller is None:
+            return await self.create_session(request.agent_profile, working_directory=request.working_directory,
+                                             wait_ready=wait_ready)
+        provider = profile.provider or caller.record.provider
+        workdir = request.working_directory
+        if workdir is None:
+            try:
+                workdir = await self._io(self.backend.working_directory, caller.id)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - fall back to where the caller started
+                workdir = None
+            workdir = workdir or caller.record.working_directory
+        return await self.create_terminal(
+            caller.record.session_name, request.agent_profile, provider=provider, working_directory=workdir,
+            caller_id=caller.id, wait_ready=wait_ready,
+        )
+
+    # -- answer_user_prompt -----------------------------------------------------------------------
+
+    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
+        await self.start()
+        live = self._get_live(terminal_id)
+        if not isinstance(answer, str) or not answer.strip():
+            raise InvalidInput("answer must not be empty")
+        if len(answer) > MAX_ANSWER_CHARS:
+            raise InvalidInput(f"answer is {len(answer)} characters; the limit is {MAX_ANSWER_CHARS}")
+        if live.tracker.status != TerminalStatus.WAITING_USER_ANSWER:
+            raise Conflict(f"terminal {terminal_id} is not waiting for an answer (status "
+                           f"{live.tracker.status.value})")
+        await self.send_input(terminal_id, answer)
+
+
+__all__ = ["Orchestration", "assign_suffix", "handoff_banner"]

@@ -1,0 +1,113 @@
+"""Validation of everything a user or an agent can hand the kernel: ids, names, paths, keys, sizes.
+
+Each check raises ``InvalidInput`` with one line naming the value and the rule it broke.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from .errors import InvalidInput
+
+TERMINAL_ID_RE = re.compile(r"^[a-f0-9]{8}$")
+SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
+ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# tmux key names: arrows and named keys, single characters, and C-/M-/S- chords.
+KEY_RE = re.compile(
+    r"^(?:(?:[CMS]-)*(?:[A-Za-z0-9]|Up|Down|Left|Right|Enter|Tab|BTab|Escape|Space|BSpace|Home|End"
+    r"|PageUp|PageDown|PPage|NPage|DC|IC|F[1-9]|F1[0-2]))$"
+)
+
+SESSION_PREFIX = "cao-"
+MAX_INPUT_BYTES = 1024 * 1024
+MAX_ENV_VALUE_BYTES = 2048
+
+# Exact paths refused as working directories (their subfolders are fine), as upstream.
+SYSTEM_ROOTS = frozenset(
+    {
+        "/", "/bin", "/sbin", "/usr/bin", "/usr/sbin", "/etc", "/var", "/tmp", "/dev", "/proc", "/sys",
+        "/root", "/boot", "/lib", "/lib64", "/private/etc", "/private/var", "/private/tmp",
+    }
+)
+
+
+def terminal_id(value: str) -> str:
+    if not isinstance(value, str) or not TERMINAL_ID_RE.match(value):
+        raise InvalidInput(f"invalid terminal id {value!r}: expected 8 lowercase hex characters")
+    return value
+
+
+def session_name(value: str) -> str:
+    """Validate a session name and add the ``cao-`` prefix when it is missing."""
+    if not isinstance(value, str) or not SESSION_NAME_RE.match(value):
+        raise InvalidInput(
+            f"invalid session name {value!r}: use letters, digits, '_' and '-' (not first), at most 64"
+        )
+    name = value if value.startswith(SESSION_PREFIX) else SESSION_PREFIX + value
+    if not SESSION_NAME_RE.match(name):
+        raise InvalidInput(f"invalid session name {name!r}: too long once prefixed with {SESSION_PREFIX!r}")
+    return name
+
+
+def profile_name(value: str) -> str:
+    if not isinstance(value, str) or not PROFILE_NAME_RE.match(value):
+        raise InvalidInput(f"invalid agent profile name {value!r}: use letters, digits, '_' and '-', at most 64")
+    return value
+
+
+def model(value: str | None) -> str | None:
+    if value is not None and not MODEL_RE.match(value):
+        raise InvalidInput(f"invalid model {value!r}: letters, digits and . _ : / - only, at most 128")
+    return value
+
+
+def key(value: str) -> str:
+    if not isinstance(value, str) or not KEY_RE.match(value):
+        raise InvalidInput(f"invalid key {value!r}: use a tmux key name such as Enter, Escape, Up, C-c")
+    return value
+
+
+def input_text(value: str, *, what: str = "message") -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be text")
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_INPUT_BYTES:
+        raise InvalidInput(f"{what} is {size} bytes; the limit is {MAX_INPUT_BYTES}")
+    if "\x00" in value:
+        raise InvalidInput(f"{what} contains a NUL character")
+    return value
+
+
+def working_directory(value: str | os.PathLike[str] | None) -> str:
+    """Expand, resolve and check a working directory: it must exist, be a folder, not be a system root."""
+    raw = os.getcwd() if value is None or value == "" else os.fspath(value)
+    if "\x00" in raw:
+        raise InvalidInput("working directory contains a NUL character")
+    path = Path(raw).expanduser()
+    try:
+        resolved = path.resolve(strict=True)
+    except (FileNotFoundError, RuntimeError):
+        raise InvalidInput(f"working directory {raw!r} does not exist") from None
+    except OSError as exc:
+        raise InvalidInput(f"working directory {raw!r} cannot be used: {exc.strerror}") from None
+    if not resolved.is_dir():
+        raise InvalidInput(f"working directory {raw!r} is not a directory")
+    if str(resolved) in SYSTEM_ROOTS:
+        raise InvalidInput(f"working directory {str(resolved)!r} is a system folder; use a project folder")
+    return str(resolved)
+
+
+def env(values: Mapping[str, str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in (values or {}).items():
+        if not isinstance(k, str) or not ENV_KEY_RE.match(k):
+            raise InvalidInput(f"invalid environment variable name {k!r}")
+        if not isinstance(v, str) or len(v.encode()) >= MAX_ENV_VALUE_BYTES or "\x00" in v:
+            raise InvalidInput(f"environment variable {k} must be text under {MAX_ENV_VALUE_BYTES} bytes")
+        out[k] = v
+    return out

@@ -1,0 +1,167 @@
+"""Inbox delivery and the three orchestration semantics on real tmux with real mock agents."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from cao_hookspecs import AgentProfile, MessageState, TerminalStatus
+from cao_kernel.errors import InvalidInput, NotFound
+
+pytestmark = pytest.mark.tmux
+
+
+def _profiles(kernel):
+    for name in ("supervisor", "developer"):
+        kernel.add_profile(AgentProfile(name=name, provider="mock_cli"))
+    return kernel
+
+
+async def _wait_state(kernel, receiver, message_id, state, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for m in await kernel.list_messages(receiver, limit=100):
+            if m.id == message_id and m.state == state:
+                return m
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"message {message_id} never became {state}")
+
+
+async def test_message_to_idle_terminal_arrives_at_once(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        a = await kernel.create_session("supervisor", session_name="m1", working_directory=workdir)
+        b = await kernel.create_terminal("m1", "developer", working_directory=workdir)
+        started = time.monotonic()
+        message = await kernel.send_message(a.id, b.id, "hello from a")
+        assert message.state == MessageState.PENDING and message.id > 0
+        await _wait_state(kernel, b.id, message.id, MessageState.DELIVERED, timeout=2)
+        assert time.monotonic() - started < 1.0
+        await kernel.wait_for_status(b.id, {TerminalStatus.COMPLETED}, timeout=10)
+        full = await kernel.get_output(b.id, "full")
+        assert "hello from a" in full
+        assert f"[Message from terminal {a.id}. Use send_message MCP tool for any follow-up work.]" in full
+
+
+async def test_message_to_busy_terminal_waits_until_it_finishes(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        a = await kernel.create_session("supervisor", session_name="m2", working_directory=workdir)
+        b = await kernel.create_terminal("m2", "developer", working_directory=workdir)
+        await kernel.send_input(b.id, "__mock_sleep_1.5")
+        message = await kernel.send_message(a.id, b.id, "after your nap")
+        await asyncio.sleep(0.5)
+        assert (await kernel.list_messages(b.id))[0].state == MessageState.PENDING
+        assert "after your nap" not in await kernel.get_output(b.id, "full")
+        await _wait_state(kernel, b.id, message.id, MessageState.DELIVERED, timeout=10)
+        await kernel.wait_for_status(b.id, {TerminalStatus.COMPLETED}, timeout=10)
+        full = await kernel.get_output(b.id, "full")
+        assert full.index("slept 1.5s") < full.index("after your nap")
+
+
+async def test_send_message_defaults_to_caller_and_refuses_self(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        sup = await kernel.create_session("supervisor", session_name="m3", working_directory=workdir)
+        worker = await kernel.create_terminal("m3", "developer", working_directory=workdir, caller_id=sup.id)
+        reply = await kernel.send_message(worker.id, None, "done: 42")
+        assert reply.receiver_id == sup.id
+        with pytest.raises(InvalidInput, match="itself"):
+            await kernel.send_message(sup.id, sup.id, "me")
+        with pytest.raises(InvalidInput, match="no caller"):
+            await kernel.send_message(sup.id, None, "who?")
+        with pytest.raises(NotFound):
+            await kernel.send_message(sup.id, "0badf00d", "nobody")
+
+
+async def test_handoff_returns_exact_answer_and_leaves_no_worker(make_kernel, workdir, tmux_socket):
+    async with _profiles(make_kernel()) as kernel:
+        sup = await kernel.create_session("supervisor", session_name="h1", working_directory=workdir)
+        started = time.monotonic()
+        result = await kernel.handoff(sup.id, "developer", "summarise the design in one line", timeout=30)
+        assert result.success, result.message
+        assert result.output == "summarise the design in one line"
+        assert result.message.startswith("Successfully handed off to developer (mock_cli) in ")
+        assert time.monotonic() - started < 5
+        assert [t.id for t in await kernel.list_terminals("h1")] == [sup.id]
+        windows = subprocess.run(["tmux", "-S", tmux_socket, "list-windows", "-t", "cao-h1", "-F", "#{@cao_id}"],
+                                 capture_output=True, text=True).stdout.split()
+        assert windows == [sup.id]
+
+
+async def test_handoff_timeout_keeps_the_worker_and_names_it(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        sup = await kernel.create_session("supervisor", session_name="h2", working_directory=workdir)
+        result = await kernel.handoff(sup.id, "developer", "__mock_sleep_5", timeout=1)
+        assert not result.success
+        assert "timed out after 1 seconds" in result.message and result.terminal_id in result.message
+        assert result.terminal_id in [t.id for t in await kernel.list_terminals("h2")]
+
+
+async def test_assign_returns_before_the_worker_is_ready_and_carries_the_callback(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        sup = await kernel.create_session("supervisor", session_name="a1", working_directory=workdir)
+        result = await kernel.assign(sup.id, "developer", "analyse dataset A")
+        assert result.success and result.terminal_id
+        worker = await kernel.get_terminal(result.terminal_id)
+        assert worker.caller_id == sup.id
+        assert worker.status not in (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
+        await kernel.wait_for_status(worker.id, {TerminalStatus.COMPLETED}, timeout=10)
+        full = await kernel.get_output(worker.id, "full")
+        assert "analyse dataset A" in full
+        assert (f"[Assigned by terminal {sup.id}. When done, send results back to terminal {sup.id} "
+                "using send_message]") in full
+
+
+async def test_messages_survive_a_killed_kernel_exactly_once(make_kernel, workdir, tmux_socket, cao_home):
+    """A kernel process is SIGKILLed with messages queued for a busy receiver; the next kernel delivers
+    every one of them, each exactly once."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from cao_hookspecs import AgentProfile
+        from cao_kernel.kernel import Kernel
+        from cao_kernel.plugins import LoadPolicy
+
+        async def main():
+            k = Kernel(policy=LoadPolicy(only=("tmux", "mock_cli", "inbox_sqlite")), home={str(cao_home)!r},
+                       settings={{"CAO_TMUX_SOCKET": {tmux_socket!r}}})
+            for name in ("supervisor", "developer"):
+                k.add_profile(AgentProfile(name=name, provider="mock_cli"))
+            a = await k.create_session("supervisor", session_name="crash", working_directory={workdir!r})
+            b = await k.create_terminal("cao-crash", "developer", working_directory={workdir!r})
+            await k.send_input(b.id, "__mock_sleep_2")
+            for i in range(3):
+                await k.send_message(a.id, b.id, f"token-{{i}}-" + "z" * 10)
+            print(b.id, flush=True)
+            await asyncio.sleep(60)
+
+        asyncio.run(main())
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        receiver = proc.stdout.readline().strip()
+        assert len(receiver) == 8, "child kernel did not start"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    async with _profiles(make_kernel()) as kernel:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            states = [m.state for m in await kernel.list_messages(receiver, limit=100)]
+            if states and all(s == MessageState.DELIVERED for s in states):
+                break
+            await asyncio.sleep(0.1)
+        assert states == [MessageState.DELIVERED] * 3
+        await kernel.wait_for_status(receiver, {TerminalStatus.COMPLETED}, timeout=10)
+        full = await kernel.get_output(receiver, "full")
+        for i in range(3):
+            # Typed once: it appears in the echo of the input and in the mock's single answer line.
+            assert full.count(f"token-{i}-") == full.count("token-0-")
+        assert full.count("> MOCK:") == 2  # the nap, then the three joined messages as one input
+        assert os.path.exists(os.path.join(cao_home, "db"))

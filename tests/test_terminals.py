@@ -1,0 +1,209 @@
+"""Kernel terminal operations on real tmux with the real mock agent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+
+import pytest
+
+from cao_hookspecs import AgentProfile, LaunchPlan, ProviderSpec, StatusReport, TerminalStatus, hookimpl
+from cao_kernel.errors import AgentFailed, Conflict, InvalidInput, NotFound
+
+pytestmark = pytest.mark.tmux
+
+READY = {TerminalStatus.IDLE, TerminalStatus.COMPLETED}
+
+
+def _profiles(kernel):
+    kernel.add_profile(AgentProfile(name="developer", provider="mock_cli", system_prompt="You write code."))
+    return kernel
+
+
+def _tmux(socket, *args):
+    return subprocess.run(["tmux", "-S", socket, *args], capture_output=True, text=True, check=False)
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+async def test_mock_terminal_reaches_idle_answers_and_extracts(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        started = time.monotonic()
+        term = await kernel.create_session("developer", session_name="t1", working_directory=workdir)
+        assert time.monotonic() - started < 5
+        assert term.status == TerminalStatus.IDLE
+        assert term.session_name == "cao-t1" and term.provider == "mock_cli"
+        assert len(term.id) == 8 and term.name.startswith("developer-")
+        await kernel.send_input(term.id, "hello world")
+        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
+        assert report.evidence
+        assert await kernel.get_output(term.id, "last") == "hello world"
+        # A second turn is not confused by the first turn's answer still on screen.
+        await kernel.send_input(term.id, "second turn")
+        assert (await kernel.get_status(term.id)).status == TerminalStatus.PROCESSING
+        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
+        assert await kernel.get_output(term.id, "last") == "second turn"
+        assert "MockCli ready." in await kernel.get_output(term.id, "full")
+
+
+async def test_error_and_sleep_statuses(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        term = await kernel.create_session("developer", working_directory=workdir)
+        await kernel.send_input(term.id, "__mock_error__")
+        await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=10)
+        await kernel.send_input(term.id, "__mock_sleep_2")
+        seen = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            status = (await kernel.get_status(term.id)).status
+            if not seen or seen[-1] != status:
+                seen.append(status)
+            if status == TerminalStatus.COMPLETED:
+                break
+            await asyncio.sleep(0.05)
+        assert seen[0] == TerminalStatus.PROCESSING and seen[-1] == TerminalStatus.COMPLETED
+        assert await kernel.get_output(term.id, "last") == "slept 2s"
+
+
+async def test_twenty_kib_multiline_message_arrives_as_one_input(make_kernel, workdir):
+    lines = [f"line {i:04d} " + "x" * 90 for i in range(200)]
+    text = "\n".join(lines)
+    assert len(text) > 20 * 1024
+    async with _profiles(make_kernel()) as kernel:
+        term = await kernel.create_session("developer", working_directory=workdir)
+        await kernel.send_input(term.id, text)
+        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        full = await kernel.get_output(term.id, "full")
+        # One input gets one answer.
+        assert full.count("> MOCK:") == 1
+        answer = await kernel.get_output(term.id, "last")
+        assert "line 0000" in answer and "line 0199" in answer
+
+
+async def test_delete_session_leaves_no_window_and_no_process(make_kernel, workdir, tmux_socket):
+    async with _profiles(make_kernel()) as kernel:
+        first = await kernel.create_session("developer", session_name="gone", working_directory=workdir)
+        second = await kernel.create_terminal("gone", "developer", working_directory=workdir)
+        pids = set()
+        for term in (first, second):
+            out = _tmux(tmux_socket, "list-panes", "-a", "-F", "#{@cao_id} #{pane_pid}").stdout
+            for line in out.splitlines():
+                tid, _, pid = line.partition(" ")
+                if tid == term.id:
+                    pids.add(int(pid))
+                    pids |= _descendants(int(pid))
+        assert pids
+        deleted = await kernel.delete_session("cao-gone")
+        assert sorted(deleted) == sorted([first.id, second.id])
+        assert "cao-gone" not in _tmux(tmux_socket, "list-sessions", "-F", "#{session_name}").stdout
+        time.sleep(0.3)
+        alive = {p for p in pids if os.path.exists(f"/proc/{p}")}
+        assert not alive
+        with pytest.raises(NotFound):
+            await kernel.get_terminal(first.id)
+
+
+async def test_killed_tmux_server_is_reported_as_error_not_a_hang(make_kernel, workdir, tmux_socket):
+    async with _profiles(make_kernel()) as kernel:
+        term = await kernel.create_session("developer", working_directory=workdir)
+        _tmux(tmux_socket, "kill-server")
+        report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=5)
+        assert "lost" in report.evidence or "exited" in report.evidence
+        with pytest.raises(Conflict):
+            await kernel.send_input(term.id, "anyone there?")
+
+
+async def test_new_kernel_readopts_live_terminals(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        term = await kernel.create_session("developer", session_name="keep", working_directory=workdir)
+        await kernel.send_input(term.id, "before restart")
+        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
+    async with _profiles(make_kernel()) as kernel2:
+        adopted = await kernel2.get_terminal(term.id)
+        assert adopted.session_name == "cao-keep" and adopted.agent_profile == "developer"
+        await kernel2.wait_for_status(term.id, READY, timeout=5)
+        await kernel2.send_input(term.id, "after restart")
+        await kernel2.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
+        assert await kernel2.get_output(term.id, "last") == "after restart"
+        assert [t.id for t in await kernel2.list_terminals("keep")] == [term.id]
+
+
+class CrashingProvider:
+    """A provider whose CLI refuses to start, like an agent CLI given a bad flag."""
+
+    @staticmethod
+    @hookimpl
+    def cao_register_providers():
+        def launch(ctx):
+            return LaunchPlan(argv=["sh", "-c", "echo 'fatal: unknown flag --bogus'; exit 3"])
+
+        return [ProviderSpec(name="crashy", binary="sh", launch=launch,
+                             detect_status=lambda screen: StatusReport(status="unknown"),
+                             extract_last_message=lambda text: text)]
+
+
+async def test_agent_that_exits_during_startup_fails_fast_with_its_screen(make_kernel, workdir, tmux_socket):
+    kernel = _profiles(make_kernel())
+    kernel.register_plugin(CrashingProvider, name="crashy")
+    kernel.add_profile(AgentProfile(name="crasher", provider="crashy"))
+    async with kernel:
+        started = time.monotonic()
+        with pytest.raises(AgentFailed) as info:
+            await kernel.create_session("crasher", session_name="crash", working_directory=workdir)
+        assert time.monotonic() - started < 2
+        assert "status 3" in str(info.value)
+        assert "fatal: unknown flag --bogus" in str(info.value)
+        # Nothing half-created is left behind.
+        assert "cao-crash" not in _tmux(tmux_socket, "list-sessions", "-F", "#{session_name}").stdout
+
+
+async def test_bad_input_is_refused_with_clear_errors(make_kernel, workdir, tmp_path):
+    async with _profiles(make_kernel()) as kernel:
+        with pytest.raises(InvalidInput, match="terminal id"):
+            await kernel.get_terminal("../../etc")
+        with pytest.raises(NotFound, match="not found"):
+            await kernel.get_terminal("deadbeef")
+        with pytest.raises(InvalidInput, match="does not exist"):
+            await kernel.create_session("developer", working_directory=str(tmp_path / "missing"))
+        with pytest.raises(InvalidInput, match="system folder"):
+            await kernel.create_session("developer", working_directory="/etc")
+        with pytest.raises(InvalidInput, match="session name"):
+            await kernel.create_session("developer", session_name="bad:name", working_directory=workdir)
+        with pytest.raises(NotFound, match="unknown provider"):
+            await kernel.create_session("developer", provider="nope", working_directory=workdir)
+        term = await kernel.create_session("developer", session_name="dup", working_directory=workdir)
+        with pytest.raises(Conflict, match="already exists"):
+            await kernel.create_session("developer", session_name="dup", working_directory=workdir)
+        with pytest.raises(InvalidInput, match="key"):
+            await kernel.send_keys(term.id, "Enter; rm -rf /")
+        with pytest.raises(InvalidInput, match="limit"):
+            await kernel.send_input(term.id, "x" * (2 * 1024 * 1024))
+
+
+async def test_exit_terminal_quits_the_agent(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        term = await kernel.create_session("developer", working_directory=workdir)
+        await kernel.exit_terminal(term.id)
+        report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=5)
+        assert "exited" in report.evidence
+        await kernel.delete_terminal(term.id)
+
