@@ -85,7 +85,7 @@ async def test_error_and_sleep_statuses(make_kernel, workdir):
 
 
 async def test_twenty_kib_multiline_message_arrives_as_one_input(make_kernel, workdir):
-    lines = [f"line {i:04d} " + "x" * 90 for i in range(200)]
+    lines = [f"line {i:04d} " + "x" * 100 for i in range(200)]
     text = "\n".join(lines)
     assert len(text) > 20 * 1024
     async with _profiles(make_kernel()) as kernel:

@@ -1,0 +1,298 @@
+"""The ``mock_cli`` program: an offline stand-in for an agent CLI.
+
+With a terminal on stdin it behaves like an agent TUI (raw mode, its own echo, bracketed paste, Enter
+submits); otherwise it reads one input per line, like upstream's script. Start-up is on the critical
+path of every test and benchmark, so only small stdlib modules are imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from .contract import (
+    ANSWER,
+    BANNER,
+    DEFAULT_DELAY_MS,
+    EMPTY,
+    EXIT,
+    GOODBYE,
+    PROMPT,
+    VERSION,
+    react,
+)
+
+USAGE = """\
+usage: mock_cli [--delay-ms N] [--version] [--help]
+
+An offline mock agent CLI. Prints a banner and the prompt, then answers each input with
+'> MOCK: <input>' after N milliseconds (default 50).
+
+  __mock_error__      print 'ERROR: mock failure injected'
+  __mock_sleep_<S>    wait S seconds (decimal), then print '> MOCK: slept <S>s'
+  /exit, /quit        print 'goodbye' and exit
+
+Other arguments are ignored.
+"""
+
+BRACKETED_PASTE_ON = "\x1b[?2004h"
+BRACKETED_PASTE_OFF = "\x1b[?2004l"
+
+
+class UsageError(Exception):
+    """A command-line argument the program cannot accept."""
+
+
+class Options:
+    __slots__ = ("delay_ms", "action")
+
+    def __init__(self) -> None:
+        self.delay_ms = DEFAULT_DELAY_MS
+        self.action = "run"
+
+
+def parse_args(args: list[str]) -> Options:
+    """Parse the command line; unknown arguments are ignored, as agent CLIs' mocks must tolerate them."""
+    options = Options()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--version", "--help", "-h"):
+            options.action = "version" if arg == "--version" else "help"
+            return options
+        if arg == "--delay-ms" or arg.startswith("--delay-ms="):
+            if arg == "--delay-ms":
+                i += 1
+                if i >= len(args):
+                    raise UsageError("--delay-ms needs a value (milliseconds)")
+                value = args[i]
+            else:
+                value = arg.partition("=")[2]
+            if not (value.isascii() and value.isdigit()):
+                raise UsageError(f"--delay-ms needs a whole number of milliseconds, got {value!r}")
+            options.delay_ms = int(value)
+        i += 1
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run mock_cli; returns the exit status."""
+    try:
+        options = parse_args(sys.argv[1:] if argv is None else list(argv))
+    except UsageError as exc:
+        _write(2, f"mock_cli: {exc}\n{USAGE}")
+        return 2
+    if options.action == "version":
+        _write(1, f"mock_cli {VERSION}\n")
+        return 0
+    if options.action == "help":
+        _write(1, USAGE)
+        return 0
+    delay = options.delay_ms / 1000
+    try:
+        if os.isatty(0):
+            return TerminalSession(delay).run()
+        return run_lines(delay)
+    except KeyboardInterrupt:
+        return 130
+    except OSError:
+        # The terminal or the pipe went away: nobody is left to talk to.
+        return 0
+
+
+def _write(fd: int, text: str) -> None:
+    data = text.encode("utf-8", "replace")
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def run_lines(delay: float) -> int:
+    """Non-terminal mode: one input per line, no echo (the caller sees only what the program prints)."""
+    from .keys import PASTE_END, PASTE_START
+
+    _write(1, f"{BANNER}\n{PROMPT}")
+    for raw in sys.stdin.buffer:
+        line = raw.decode("utf-8", "replace").removesuffix("\n").removesuffix("\r")
+        # Upstream's script accepts a paste that arrives as one line with its markers still on.
+        line = line.removeprefix(PASTE_START).removesuffix(PASTE_END)
+        reaction = react(line, delay)
+        if reaction.kind == EXIT:
+            _write(1, reaction.line + "\n")
+            return 0
+        if reaction.kind == ANSWER:
+            if reaction.wait > 0:
+                time.sleep(reaction.wait)
+            _write(1, reaction.line + "\n")
+        _write(1, PROMPT)
+    return 0
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # Unwinds through TerminalSession.run's finally, which gives the terminal back.
+    raise SystemExit(128 + signum)
+
+
+class TerminalSession:
+    """Raw-mode mode: reads keys, echoes them itself, and submits the line on Enter."""
+
+    def __init__(self, delay: float, fd: int = 0) -> None:
+        from collections import deque
+
+        from .composer import Composer
+        from .keys import KeyDecoder
+
+        self.delay = delay
+        self.fd = fd
+        self.decoder = KeyDecoder()
+        self.composer = Composer()
+        self.events: deque[tuple[str, str]] = deque()
+        self._out: list[str] = []
+        self._hung_up = False
+
+    def run(self) -> int:
+        import signal
+        import termios
+
+        saved = termios.tcgetattr(self.fd)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _terminate)
+        try:
+            termios.tcsetattr(self.fd, termios.TCSANOW, _raw(saved))
+            self.emit(f"{BRACKETED_PASTE_ON}{BANNER}\r\n{PROMPT}")
+            return self._loop()
+        finally:
+            self._out.clear()
+            try:
+                _write(1, BRACKETED_PASTE_OFF)
+                # TCSADRAIN: let the goodbye reach the screen before the mode changes.
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
+            except OSError:
+                pass  # the terminal is gone; there is nothing left to restore
+
+    # -- output -----------------------------------------------------------------------------------
+
+    def emit(self, text: str) -> None:
+        self._out.append(text)
+
+    def flush(self) -> None:
+        if self._out:
+            text = "".join(self._out)
+            self._out.clear()
+            _write(1, text)
+
+    # -- input ------------------------------------------------------------------------------------
+
+    def _read(self) -> bytes | None:
+        """One chunk of input, or None once the terminal has hung up."""
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:
+            data = b""  # EIO: the other side of the pty was closed
+        if not data:
+            self._hung_up = True
+            return None
+        return data
+
+    def _loop(self) -> int:
+        from .keys import BACKSPACE, ENTER, EOF, INTERRUPT, PASTE, TEXT
+
+        while True:
+            if not self.events:
+                self.flush()
+                data = self._read()
+                if data is None:
+                    return 0
+                self.events.extend(self.decoder.feed(data))
+                continue
+            kind, text = self.events.popleft()
+            if kind == TEXT:
+                self.emit(self.composer.type(text))
+            elif kind == PASTE:
+                self.emit(self.composer.paste(text))
+            elif kind == BACKSPACE:
+                self.emit(self.composer.backspace())
+            elif kind == INTERRUPT:
+                self.composer.clear()
+                self.emit(f"^C\r\n{PROMPT}")
+            elif kind == EOF:
+                if self.composer.empty:
+                    self.emit("\r\n")
+                    self.flush()
+                    return 0
+            elif kind == ENTER:
+                if self._submit(self.composer.take()):
+                    self.flush()
+                    return 0
+
+    def _submit(self, text: str) -> bool:
+        """Answer one input; True when the program should exit."""
+        self.emit("\r\n")
+        reaction = react(text, self.delay)
+        if reaction.kind == EXIT:
+            self.emit(f"{GOODBYE}\r\n")
+            return True
+        if reaction.kind == EMPTY:
+            self.emit(PROMPT)
+            return False
+        if reaction.wait > 0:
+            self.flush()
+            interrupted = self._busy(reaction.wait)
+            if self._hung_up:
+                return True
+            if interrupted:
+                self.emit(f"^C\r\n{PROMPT}")
+                return False
+        self.emit(f"{reaction.line}\r\n{PROMPT}")
+        return False
+
+    def _busy(self, seconds: float) -> bool:
+        """Wait ``seconds`` while collecting type-ahead; True if Ctrl-C cancelled the wait.
+
+        Ctrl-C also discards whatever was typed ahead before it.
+        """
+        import select
+
+        from .keys import INTERRUPT
+
+        if self._drop_through_interrupt(INTERRUPT):
+            return True
+        deadline = time.monotonic() + seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if not ready:
+                return False
+            data = self._read()
+            if data is None:
+                return False
+            self.events.extend(self.decoder.feed(data))
+            if self._drop_through_interrupt(INTERRUPT):
+                return True
+
+    def _drop_through_interrupt(self, interrupt: str) -> bool:
+        for index, (kind, _) in enumerate(self.events):
+            if kind == interrupt:
+                for _ in range(index + 1):
+                    self.events.popleft()
+                return True
+        return False
+
+
+def _raw(mode: list) -> list:
+    """Raw-mode terminal attributes derived from ``mode`` (what cfmakeraw does)."""
+    import termios
+
+    new = list(mode)
+    new[6] = list(mode[6])
+    new[0] &= ~(termios.IGNBRK | termios.BRKINT | termios.PARMRK | termios.ISTRIP | termios.INLCR
+                | termios.IGNCR | termios.ICRNL | termios.IXON)
+    new[1] &= ~termios.OPOST
+    new[2] &= ~(termios.CSIZE | termios.PARENB)
+    new[2] |= termios.CS8
+    new[3] &= ~(termios.ECHO | termios.ECHONL | termios.ICANON | termios.ISIG | termios.IEXTEN)
+    new[6][termios.VMIN] = 1
+    new[6][termios.VTIME] = 0
+    return new

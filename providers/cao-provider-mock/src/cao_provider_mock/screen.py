@@ -1,0 +1,105 @@
+"""Reading mock_cli's rendered screen: its status, and its last answer.
+
+Both functions take text shaped like ``tmux capture-pane -p`` output: one line per terminal row,
+trailing blanks stripped (they strip again, and drop ANSI escapes, so ``-e`` captures work too).
+mock_cli writes every row that matters at column 0 (the prompt, ``> MOCK:`` answers, the ``ERROR`` line,
+the banner) and shows multi-line pastes as a one-line placeholder, so pasted text cannot pose as one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cao_hookspecs import StatusReport, TerminalStatus
+
+from .contract import BANNER, ERROR_LINE, PROMPT, PROMPT_GLYPH
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_REPLY = re.compile(r">\s*MOCK: ?(.*)")
+
+
+def _rows(text: str) -> list[str]:
+    return [_ANSI.sub("", row).rstrip() for row in text.split("\n")]
+
+
+def _is_input_row(row: str) -> bool:
+    # After rstrip a bare prompt is just the glyph, so a row starting "❯ " always carries input.
+    return row.startswith(PROMPT)
+
+
+def _answer_kind(rows: list[str]) -> str | None:
+    if any(row.startswith(ERROR_LINE) for row in rows):
+        return "error"
+    if any(_REPLY.match(row) for row in rows):
+        return "reply"
+    return None
+
+
+def _report(status: TerminalStatus, rule: str) -> StatusReport:
+    return StatusReport(status=status, evidence=f"mock_cli: {rule}")
+
+
+def detect_status(screen: str) -> StatusReport:
+    """Status of a mock_cli terminal from its rendered screen; never raises.
+
+    Rules, first match wins (the ``evidence`` names the one that matched):
+
+    - nothing on screen: unknown;
+    - no prompt row at all: processing once the banner is shown, else unknown;
+    - last non-empty row is the bare prompt ``❯``: look at the rows between the last input row
+      (``❯ <text>``) and it: an ``ERROR: mock failure injected`` row means error, a ``> MOCK:`` row
+      completed, nothing idle. With no input row on screen, the same check runs on everything above
+      the prompt; if that finds nothing, the banner (or an otherwise empty screen) means idle and any
+      other text means completed: an answer so long that it pushed its own input row off the screen;
+    - last non-empty row is an input row (echoed input, answer not printed yet): processing;
+    - anything else below the last prompt: processing.
+    """
+    rows = _rows(screen)
+    while rows and not rows[-1]:
+        rows.pop()
+    if not rows:
+        return _report(TerminalStatus.UNKNOWN, "empty screen")
+    if not any(row.startswith(PROMPT_GLYPH) for row in rows):
+        if BANNER in rows:
+            return _report(TerminalStatus.PROCESSING, "banner shown, prompt not drawn yet")
+        return _report(TerminalStatus.UNKNOWN, "no mock_cli prompt on screen")
+    last = rows[-1]
+    if last == PROMPT_GLYPH:
+        above = rows[:-1]
+        start = next((i for i in range(len(above) - 1, -1, -1) if _is_input_row(above[i])), None)
+        block = above if start is None else above[start + 1:]
+        kind = _answer_kind(block)
+        where = "after the last input" if start is not None else "with no input row on screen"
+        if kind == "error":
+            return _report(TerminalStatus.ERROR, f"prompt after the error line, {where}")
+        if kind == "reply":
+            return _report(TerminalStatus.COMPLETED, f"prompt after a '> MOCK:' answer, {where}")
+        if start is not None:
+            return _report(TerminalStatus.IDLE, "prompt with no answer since the last input")
+        if BANNER in above or not any(above):
+            return _report(TerminalStatus.IDLE, "prompt, no input yet")
+        return _report(TerminalStatus.COMPLETED, "prompt after output whose input row scrolled off screen")
+    if _is_input_row(last):
+        return _report(TerminalStatus.PROCESSING, "input on the prompt row, no answer yet")
+    return _report(TerminalStatus.PROCESSING, "output below the last prompt, no fresh prompt yet")
+
+
+def extract_last_message(text: str) -> str:
+    """The payload of the last ``> MOCK:`` row in ``text`` (screen plus history); ValueError if none.
+
+    mock_cli always draws a prompt right after an answer, so rows between an answer and the next
+    prompt row are the answer's own wrapped continuation (a capture made without ``-J``) and are
+    joined to it. Only a joined capture keeps blanks that fell on a wrap point.
+    """
+    rows = _rows(text)
+    for index in range(len(rows) - 1, -1, -1):
+        match = _REPLY.match(rows[index])
+        if match is None:
+            continue
+        payload = match.group(1)
+        following = rows[index + 1:]
+        end = next((i for i, row in enumerate(following) if row.startswith(PROMPT_GLYPH)), None)
+        if end:
+            payload += "".join(following[:end]).rstrip()
+        return payload.rstrip()
+    raise ValueError("no '> MOCK:' answer found in the mock_cli output")

@@ -1,0 +1,158 @@
+"""Status detection and answer extraction on screens shaped like ``tmux capture-pane -p`` output."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cao_hookspecs import StatusReport, TerminalStatus
+from cao_provider_mock.contract import reply_payload
+from cao_provider_mock.screen import detect_status, extract_last_message
+
+P = "\u276f"
+BLANK_ROWS = "\n" * 20  # capture-pane prints the empty rows below the cursor too
+
+SCREENS = {
+    "starting": ("", TerminalStatus.UNKNOWN),
+    "shell noise": ("$ exec mock_cli --delay-ms 50\n", TerminalStatus.UNKNOWN),
+    "banner only": ("MockCli ready.\n" + BLANK_ROWS, TerminalStatus.PROCESSING),
+    "idle": (f"MockCli ready.\n{P}\n" + BLANK_ROWS, TerminalStatus.IDLE),
+    "typing": (f"MockCli ready.\n{P} hello wor\n" + BLANK_ROWS, TerminalStatus.PROCESSING),
+    "submitted": (f"MockCli ready.\n{P} hello world\n\n" + BLANK_ROWS, TerminalStatus.PROCESSING),
+    "completed": (f"MockCli ready.\n{P} hello world\n> MOCK: hello world\n{P}\n" + BLANK_ROWS,
+                  TerminalStatus.COMPLETED),
+    "error": (f"MockCli ready.\n{P} __mock_error__\nERROR: mock failure injected\n{P}\n" + BLANK_ROWS,
+              TerminalStatus.ERROR),
+    "second turn busy": (f"MockCli ready.\n{P} one\n> MOCK: one\n{P} two\n\n", TerminalStatus.PROCESSING),
+    "error then answered": (
+        f"{P} __mock_error__\nERROR: mock failure injected\n{P} again\n> MOCK: again\n{P}\n",
+        TerminalStatus.COMPLETED,
+    ),
+    "answer then error": (
+        f"{P} one\n> MOCK: one\n{P} __mock_error__\nERROR: mock failure injected\n{P}\n",
+        TerminalStatus.ERROR,
+    ),
+    "empty input after an answer": (f"{P} one\n> MOCK: one\n{P}\n{P}\n", TerminalStatus.COMPLETED),
+    "ctrl-c while idle": (f"{P} one\n> MOCK: one\n{P} draft^C\n{P}\n", TerminalStatus.IDLE),
+    "ctrl-c while busy": (f"{P} __mock_sleep_30\n^C\n{P}\n", TerminalStatus.IDLE),
+    "sleeping": (f"MockCli ready.\n{P} __mock_sleep_2\n", TerminalStatus.PROCESSING),
+    "pasted, not submitted": (f"MockCli ready.\n{P} [Pasted text: 3 lines, 20 chars]\n",
+                              TerminalStatus.PROCESSING),
+    "long answer scrolled its input away": (
+        "x" * 120 + "\n" + "x" * 80 + " [200 lines, 22199 chars]\n" + P + "\n", TerminalStatus.COMPLETED,
+    ),
+    "goodbye": (f"{P} /exit\ngoodbye\n", TerminalStatus.PROCESSING),
+    "coloured capture (-e)": (f"\x1b[1m{P}\x1b[0m one\n\x1b[32m> MOCK: one\x1b[0m\n\x1b[1m{P}\x1b[0m \n",
+                              TerminalStatus.COMPLETED),
+}
+
+
+@pytest.mark.parametrize("name", list(SCREENS))
+def test_status_of_each_screen(name):
+    screen, expected = SCREENS[name]
+    report = detect_status(screen)
+    assert report.status == expected, (name, report)
+    assert report.evidence.startswith("mock_cli: ")
+
+
+def test_evidence_names_distinct_rules():
+    evidences = {detect_status(screen).evidence for screen, _ in SCREENS.values()}
+    assert len(evidences) >= 10
+
+
+def test_extract_last_answer():
+    screen = SCREENS["completed"][0]
+    assert extract_last_message(screen) == "hello world"
+    history = f"{P} one\n> MOCK: one\n{P} __mock_sleep_2\n> MOCK: slept 2s\n{P} x\n"
+    assert extract_last_message(history) == "slept 2s"
+    assert extract_last_message("\x1b[32m>  MOCK:   spaced  \x1b[0m\n") == "  spaced"
+
+
+def test_extract_joins_a_wrapped_answer_up_to_the_next_prompt():
+    wrapped = f"{P} {'a' * 78}\n{'a' * 20}\n> MOCK: {'a' * 72}\n{'a' * 26}\n{P}\n"
+    assert extract_last_message(wrapped) == "a" * 98
+    # Without a prompt below, the rows after the answer are not known to belong to it.
+    assert extract_last_message("> MOCK: first\nsomething else\n") == "first"
+
+
+def test_extract_without_answer_raises_value_error():
+    no_answer = ("", "MockCli ready.\n" + P, f"{P} > MOCK: typed, not answered\n",
+                 "ERROR: mock failure injected")
+    for text in no_answer:
+        with pytest.raises(ValueError, match="MOCK"):
+            extract_last_message(text)
+
+
+_rows = st.lists(
+    st.one_of(
+        st.text(max_size=30),
+        st.sampled_from([P, f"{P} ", f"{P} hi", "> MOCK: hi", ">MOCK:", "ERROR: mock failure injected",
+                         "MockCli ready.", "", "\x1b[0m", "\r"]),
+    ),
+    max_size=30,
+)
+
+
+@given(st.text())
+def test_detect_never_raises_on_any_text(screen):
+    assert isinstance(detect_status(screen), StatusReport)
+
+
+@given(_rows)
+def test_detect_never_raises_on_screen_like_text(rows):
+    report = detect_status("\n".join(rows))
+    assert isinstance(report, StatusReport) and report.evidence
+
+
+MINIMAL = {
+    TerminalStatus.UNKNOWN: "",
+    TerminalStatus.IDLE: P,
+    TerminalStatus.PROCESSING: f"{P} x",
+    TerminalStatus.COMPLETED: f"{P} x\n> MOCK: x\n{P}",
+    TerminalStatus.ERROR: f"{P} x\nERROR: mock failure injected\n{P}",
+}
+
+
+def test_each_status_has_a_minimal_screen():
+    for status, screen in MINIMAL.items():
+        assert detect_status(screen).status == status
+
+
+_history_row = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40).filter(
+    lambda row: "\n" not in row
+)
+
+
+TURNS = {
+    TerminalStatus.IDLE: f"{P} draft^C\n{P}",
+    TerminalStatus.PROCESSING: f"{P} x",
+    TerminalStatus.COMPLETED: f"{P} x\n> MOCK: x\n{P}",
+    TerminalStatus.ERROR: f"{P} x\nERROR: mock failure injected\n{P}",
+}
+
+
+@given(st.lists(_history_row, max_size=15), st.sampled_from(sorted(TURNS)))
+def test_the_last_turn_decides_whatever_came_before(history, status):
+    # Any earlier rows, then one full turn: the status is that turn's.
+    screen = "\n".join([*history, TURNS[status]]) + BLANK_ROWS
+    assert detect_status(screen).status == status
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1).filter(
+    lambda t: t.strip() == t and t not in ("/exit", "/quit")
+))
+def test_a_real_turn_reads_completed_and_extracts_the_input(text):
+    payload = reply_payload(text)
+    screen = f"MockCli ready.\n{P} {text}\n> MOCK: {payload}\n{P}\n"
+    assert detect_status(screen).status == TerminalStatus.COMPLETED
+    assert extract_last_message(screen) == payload
+
+
+@given(st.text())
+def test_extract_raises_only_value_error(text):
+    try:
+        result = extract_last_message(text)
+    except ValueError:
+        return
+    assert isinstance(result, str) and "\n" not in result

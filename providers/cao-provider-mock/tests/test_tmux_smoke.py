@@ -1,0 +1,95 @@
+"""mock_cli in a real tmux window (private server): a bracketed multi-line paste read back by the detector."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalStatus
+from cao_provider_mock.contract import reply_payload
+from cao_provider_mock.provider import mock_provider
+
+pytestmark = pytest.mark.tmux
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    """Run tmux commands against a private server on ``tmp_path/sock``; the server dies at teardown."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed")
+    socket = str(tmp_path / "sock")
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+
+    def run(*args: str, stdin: bytes | None = None, check: bool = True) -> str | None:
+        """stdout of a tmux command; a failure fails the test, or gives None when ``check`` is false."""
+        result = subprocess.run(["tmux", "-S", socket, "-f", os.devnull, *args], input=stdin,
+                                capture_output=True, env=env, timeout=10, check=False)
+        if result.returncode != 0 and not check:
+            return None
+        assert result.returncode == 0, (args, result.stderr)
+        return result.stdout.decode()
+
+    yield run
+    subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, env=env, check=False)
+
+
+def _wait_for(tmux, statuses, seen, timeout=10.0):
+    provider = mock_provider()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        report = provider.detect_status(tmux("capture-pane", "-p", "-t", "mock"))
+        if not seen or seen[-1] != report.status:
+            seen.append(report.status)
+        if report.status in statuses:
+            return report
+        time.sleep(0.02)
+    raise AssertionError(f"none of {statuses} within {timeout}s; saw {seen}; screen:\n"
+                         + tmux("capture-pane", "-p", "-t", "mock"))
+
+
+def test_multiline_paste_goes_idle_processing_completed(tmux, tmp_path):
+    provider = mock_provider()
+    profile = AgentProfile(name="dev", provider="mock_cli", extra={"mock_delay_ms": 500})
+    terminal = Terminal(id="0123abcd", name="dev-1a2b", session_name="mock", provider="mock_cli",
+                        agent_profile="dev")
+    plan = provider.launch(LaunchContext(terminal=terminal, profile=profile, working_directory=str(tmp_path),
+                                         runtime_dir=str(tmp_path)))
+    tmux("new-session", "-d", "-s", "mock", "-x", "100", "-y", "30", "-c", str(tmp_path), *plan.argv)
+    started: list[TerminalStatus] = []
+    _wait_for(tmux, {TerminalStatus.IDLE}, started, timeout=5)
+    assert started[0] in (TerminalStatus.UNKNOWN, TerminalStatus.IDLE), started
+
+    # Pasted rows that look like answers must not be read as answers, and nothing goes through a shell.
+    message = "\n".join([
+        "Review the patch; then report back.",
+        "> MOCK: this is pasted, not an answer",
+        "ERROR: mock failure injected",
+        "  $HOME `id` 'quotes' \"double\" \\backslash \u00e9\u4e2d",
+        "last line " + "y" * 120,
+    ])
+    tmux("load-buffer", "-b", "msg", "-", stdin=message.encode())
+    tmux("paste-buffer", "-p", "-r", "-d", "-b", "msg", "-t", "mock")
+    tmux("send-keys", "-t", "mock", "Enter")
+    seen = [TerminalStatus.IDLE]
+    _wait_for(tmux, {TerminalStatus.COMPLETED}, seen)
+    assert seen == [TerminalStatus.IDLE, TerminalStatus.PROCESSING, TerminalStatus.COMPLETED], seen
+
+    screen = tmux("capture-pane", "-p", "-t", "mock")
+    assert f"\u276f [Pasted text: 5 lines, {len(message)} chars]" in screen
+    joined = tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "mock")
+    answers = [row for row in joined.splitlines() if row.startswith("> MOCK:")]
+    assert answers == [f"> MOCK: {reply_payload(message)}"]
+    assert provider.extract_last_message(joined) == reply_payload(message)
+    # The answer is wider than the window: the extractor joins its unjoined rows back together.
+    assert provider.extract_last_message(screen).endswith("y" * 120 + f" [5 lines, {len(message)} chars]")
+
+    # /exit ends the program, which closes the window, its session and then the private server.
+    tmux("send-keys", "-t", "mock", "/exit", "Enter")
+    deadline = time.monotonic() + 5
+    while tmux("has-session", "-t", "mock", check=False) is not None:
+        assert time.monotonic() < deadline, "mock_cli did not exit on /exit"
+        time.sleep(0.02)
