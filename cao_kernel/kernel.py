@@ -118,7 +118,8 @@ class Kernel(Orchestration, TerminalOps):
             )
             self.home.ensure()
             self._backend = self._open_backend()
-            self._store = self._open_inbox_store()
+            # Opening a store touches the disk: keep it off the event loop thread.
+            self._store = await self._loop.run_in_executor(self._executor, self._open_inbox_store)
             from .delivery import DeliveryEngine
 
             self._delivery = DeliveryEngine(self, self._store)

@@ -25,6 +25,9 @@ from typing import Any
 
 import pytest
 
+# Contract suites shipped here should report failures with pytest's assertion detail.
+pytest.register_assert_rewrite("cao_kernel.testing.inbox_contract")
+
 _ISOLATED_VARS = ("CAO_LOAD_PLUGINS", "CAO_DISABLE_PLUGINS", "CAO_STRICT_PLUGINS", "CAO_TERMINAL_ID")
 
 

@@ -1,0 +1,238 @@
+"""``MemoryInboxStore``: the kernel's built-in inbox store, kept in process memory.
+
+It behaves exactly like the durable ``sqlite`` store (the shared contract suite in
+``cao_kernel.testing.inbox_contract`` runs against both) except that nothing outlives the process.
+It is the fallback when no durable store is installed, and a fast store for tests and embedding apps.
+
+The messages live in a ``MemoryInboxData`` object that several store instances may share: closing a
+store and opening a new one over the same data is what a restart looks like for this store.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterable
+
+import attrs
+
+from cao_hookspecs import Message, MessageDraft, MessageState
+
+__all__ = ["MAX_BODY_BYTES", "MemoryInboxData", "MemoryInboxStore"]
+
+#: Largest message body accepted, counted in UTF-8 bytes (the sqlite store uses the same limit).
+MAX_BODY_BYTES = 1024 * 1024
+
+
+class MemoryInboxData:
+    """The messages of one in-memory inbox, and the lock that makes every change atomic."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.messages: dict[int, Message] = {}
+        self.by_key: dict[str, int] = {}
+        # receiver -> ids of its pending messages: claims look at a handful of ids, not the history
+        self.pending: dict[str, set[int]] = {}
+        self.last_id = 0
+
+
+class MemoryInboxStore:
+    """An ``InboxStore`` in memory. Thread-safe: every method holds the data's lock while it runs.
+
+    :param data: the messages to serve; a fresh, empty inbox when omitted.
+    """
+
+    def __init__(self, data: MemoryInboxData | None = None) -> None:
+        self.data = data if data is not None else MemoryInboxData()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self.data.messages)} messages"
+        return f"<MemoryInboxStore {state}>"
+
+    def enqueue(self, draft: MessageDraft) -> Message:
+        """Store ``draft`` as a pending message, or return the stored one if its key was seen before."""
+        _check_draft(draft)
+        data = self._data()
+        with data.lock:
+            if draft.idempotency_key is not None and draft.idempotency_key in data.by_key:
+                return data.messages[data.by_key[draft.idempotency_key]]
+            now = time.time()
+            data.last_id += 1
+            message = Message(
+                id=data.last_id,
+                sender_id=draft.sender_id,
+                receiver_id=draft.receiver_id,
+                body=draft.body,
+                state=MessageState.PENDING,
+                created_at=now,
+                updated_at=now,
+                orchestration_type=draft.orchestration_type,
+                idempotency_key=draft.idempotency_key,
+            )
+            data.messages[message.id] = message
+            data.pending.setdefault(message.receiver_id, set()).add(message.id)
+            if draft.idempotency_key is not None:
+                data.by_key[draft.idempotency_key] = message.id
+            return message
+
+    def claim_next(self, receiver_id: str, *, now: float | None = None) -> Message | None:
+        """Move the receiver's oldest due pending message to delivering and return it (None if none)."""
+        due_at = time.time() if now is None else now
+        data = self._data()
+        with data.lock:
+            for message_id in sorted(data.pending.get(receiver_id, ())):
+                message = data.messages[message_id]
+                if message.not_before is None or message.not_before <= due_at:
+                    return self._put(message, state=MessageState.DELIVERING)
+            return None
+
+    def claim(self, message_id: int) -> Message | None:
+        """Move one pending message to delivering; None when it is not pending (or does not exist)."""
+        data = self._data()
+        with data.lock:
+            message = data.messages.get(message_id)
+            if message is None or message.state is not MessageState.PENDING:
+                return None
+            return self._put(message, state=MessageState.DELIVERING)
+
+    def mark_delivered(self, message_id: int) -> Message:
+        """delivering -> delivered."""
+        with self._data().lock:
+            message = self._delivering(message_id, "mark delivered")
+            return self._put(message, state=MessageState.DELIVERED)
+
+    def mark_failed(self, message_id: int, reason: str, *, retry_at: float | None) -> Message:
+        """delivering -> pending again at ``retry_at`` (or dead when it is None), counting the attempt."""
+        _check_failure(reason, retry_at)
+        with self._data().lock:
+            message = self._delivering(message_id, "mark failed")
+            if retry_at is None:
+                return self._put(
+                    message, state=MessageState.DEAD, attempts=message.attempts + 1, last_error=reason
+                )
+            return self._put(
+                message,
+                state=MessageState.PENDING,
+                attempts=message.attempts + 1,
+                last_error=reason,
+                not_before=float(retry_at),
+            )
+
+    def release(self, message_id: int) -> Message:
+        """delivering -> pending without counting an attempt."""
+        with self._data().lock:
+            message = self._delivering(message_id, "release")
+            return self._put(message, state=MessageState.PENDING)
+
+    def get(self, message_id: int) -> Message | None:
+        """One message by id, or None."""
+        data = self._data()
+        with data.lock:
+            return data.messages.get(message_id)
+
+    def list(
+        self, receiver_id: str | None = None, *, state: MessageState | None = None, limit: int = 100
+    ) -> list[Message]:
+        """Up to ``limit`` messages oldest first, optionally of one receiver and one state."""
+        wanted = _check_list_args(state, limit)
+        data = self._data()
+        with data.lock:
+            return _first(
+                (  # dicts keep insertion order, which is id order
+                    m
+                    for m in data.messages.values()
+                    if (receiver_id is None or m.receiver_id == receiver_id)
+                    and (wanted is None or m.state is wanted)
+                ),
+                limit,
+            )
+
+    def receivers_with_pending(self) -> list[str]:
+        """Receivers with at least one pending message, the one waiting longest first."""
+        data = self._data()
+        with data.lock:
+            return sorted(data.pending, key=lambda receiver: min(data.pending[receiver]))
+
+    def close(self) -> None:
+        """Stop serving; the data stays for a store opened over it later. Closing twice is fine."""
+        self._closed = True
+
+    # -- helpers (callers hold the lock) ----------------------------------------------------------
+
+    def _data(self) -> MemoryInboxData:
+        if self._closed:
+            raise RuntimeError("the inbox store is closed")
+        return self.data
+
+    def _delivering(self, message_id: int, action: str) -> Message:
+        message = self.data.messages.get(message_id)
+        if message is None:
+            raise LookupError(f"cannot {action} message {message_id}: no such message")
+        if message.state is not MessageState.DELIVERING:
+            raise ValueError(
+                f"cannot {action} message {message_id}: it is {message.state.value}, not delivering"
+            )
+        return message
+
+    def _put(self, message: Message, **changes: object) -> Message:
+        updated = attrs.evolve(message, updated_at=time.time(), **changes)
+        self.data.messages[message.id] = updated
+        pending = self.data.pending
+        if message.state is MessageState.PENDING and updated.state is not MessageState.PENDING:
+            ids = pending[message.receiver_id]
+            ids.discard(message.id)
+            if not ids:
+                del pending[message.receiver_id]
+        elif updated.state is MessageState.PENDING and message.state is not MessageState.PENDING:
+            pending.setdefault(message.receiver_id, set()).add(message.id)
+        return updated
+
+
+def _first(messages: Iterable[Message], limit: int) -> list[Message]:
+    out: list[Message] = []
+    for message in messages:
+        if len(out) >= limit:
+            break
+        out.append(message)
+    return out
+
+
+def _check_draft(draft: MessageDraft) -> None:
+    if not isinstance(draft, MessageDraft):
+        raise TypeError(f"enqueue takes a MessageDraft, not {type(draft).__name__}")
+    for field in ("sender_id", "receiver_id", "body"):
+        if not isinstance(getattr(draft, field), str):
+            raise TypeError(f"message {field} must be a string, not {type(getattr(draft, field)).__name__}")
+    if draft.idempotency_key is not None and not isinstance(draft.idempotency_key, str):
+        raise TypeError("message idempotency_key must be a string or None")
+    if not draft.receiver_id:
+        raise ValueError("message receiver_id is empty")
+    for field in ("sender_id", "receiver_id", "idempotency_key"):
+        value = getattr(draft, field)
+        if value is not None:
+            _utf8(value, field)
+    size = len(_utf8(draft.body, "body"))
+    if size > MAX_BODY_BYTES:
+        raise ValueError(f"message body is {size} bytes; the limit is {MAX_BODY_BYTES} bytes (1 MiB)")
+
+
+def _utf8(value: str, field: str) -> bytes:
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(f"message {field} is not valid text: {err.reason} at index {err.start}") from None
+
+
+def _check_failure(reason: str, retry_at: float | None) -> None:
+    if not isinstance(reason, str):
+        raise TypeError(f"failure reason must be a string, not {type(reason).__name__}")
+    if retry_at is not None and not math.isfinite(retry_at):
+        raise ValueError(f"retry_at must be a finite time or None, not {retry_at!r}")
+
+
+def _check_list_args(state: MessageState | str | None, limit: int) -> MessageState | None:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError(f"limit must be a whole number >= 0, not {limit!r}")
+    return None if state is None else MessageState(state)
