@@ -45,7 +45,10 @@ def _warn_unresolved(names: set[str] | tuple[str, ...]) -> None:
 @click.argument("source")
 @click.option("--provider", default=None, help="Provider to record for the profile (default: its own).")
 @click.option(
-    "--env", "env_pairs", multiple=True, metavar="KEY=VALUE",
+    "--env",
+    "env_pairs",
+    multiple=True,
+    metavar="KEY=VALUE",
     help="Store a value in the cao home's .env for ${KEY} placeholders (repeatable).",
 )
 @click.pass_context
@@ -63,7 +66,11 @@ def install(ctx: click.Context, source: str, provider: str | None, env_pairs: tu
     try:
         kernel = get_kernel(ctx)
         result = install_profile(
-            source, kernel.home, provider=provider, env=env_pairs, provider_dirs=_provider_dirs(ctx),
+            source,
+            kernel.home,
+            provider=provider,
+            env=env_pairs,
+            provider_dirs=_provider_dirs(ctx),
             known_providers=set(kernel.providers) if provider else None,
             allowed_hosts=allowed_hosts({k: str(v) for k, v in kernel.settings.items()}),
         )

@@ -28,7 +28,10 @@ import pytest
 # Contract suites shipped here should report failures with pytest's assertion detail.
 pytest.register_assert_rewrite("cao_kernel.testing.inbox_contract")
 
-_ISOLATED_VARS = ("CAO_LOAD_PLUGINS", "CAO_DISABLE_PLUGINS", "CAO_STRICT_PLUGINS", "CAO_TERMINAL_ID")
+_ISOLATED_VARS = (
+    "CAO_LOAD_PLUGINS", "CAO_DISABLE_PLUGINS", "CAO_STRICT_PLUGINS", "CAO_TERMINAL_ID", "CAO_PROFILE_ALLOWED_HOSTS",
+    "CAO_API_HOST", "CAO_API_PORT", "CAO_TMUX_SOCKET", "CAO_TMUX_SOCKET_NAME",
+)
 
 
 @pytest.fixture(autouse=True)
