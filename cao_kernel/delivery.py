@@ -52,6 +52,8 @@ class DeliveryEngine:
         self._busy: set[str] = set()  # receivers with a delivery in progress
         self._again: set[str] = set()  # receivers kicked while busy
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
         self.max_attempts = int(kernel.settings.get("CAO_INBOX_MAX_ATTEMPTS") or MAX_ATTEMPTS)
         self.backoff_base = float(kernel.settings.get("CAO_INBOX_RETRY_BASE") or BACKOFF_BASE)
         self.eager = str(kernel.settings.get("CAO_EAGER_INBOX_DELIVERY", "")).lower() in ("1", "true", "yes")
@@ -66,6 +68,8 @@ class DeliveryEngine:
 
     def kick(self, receiver_id: str) -> None:
         """Try to deliver to ``receiver_id`` now if it can take input."""
+        if self._closed:
+            return
         if receiver_id in self._busy:
             self._again.add(receiver_id)
             return
@@ -73,7 +77,9 @@ class DeliveryEngine:
         if live is None or not self._can_receive(live):
             return
         self._busy.add(receiver_id)
-        asyncio.ensure_future(self._run(receiver_id))
+        task = asyncio.ensure_future(self._run(receiver_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def on_status(self, live: LiveTerminal) -> None:
         if self._can_receive(live):
@@ -222,10 +228,16 @@ class DeliveryEngine:
             if claimed is not None:
                 await self._fail(claimed, "receiver terminal was deleted", final=True)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
+        """Stop: no timer fires and no delivery runs after this returns."""
+        self._closed = True
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _was_typed(body: str, history: str) -> bool:

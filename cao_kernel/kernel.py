@@ -152,12 +152,15 @@ class Kernel(Orchestration, TerminalOps):
         if not self._started:
             return
         self.hooks.shutdown(self)
-        for live in list(self._live.values()):
-            if live.refresh_task is not None:
-                live.refresh_task.cancel()
-        self._live.clear()
         if self._delivery is not None:
-            self._delivery.close()
+            await self._delivery.aclose()
+        for live in self._live.values():
+            live.tracker._clear_latch()
+        refreshing = [live.refresh_task for live in self._live.values() if live.refresh_task is not None]
+        for task in refreshing:
+            task.cancel()
+        await asyncio.gather(*refreshing, return_exceptions=True)
+        self._live.clear()
         backend, self._backend = self._backend, None
         store, self._store = self._store, None
         loop = asyncio.get_running_loop()
@@ -193,6 +196,33 @@ class Kernel(Orchestration, TerminalOps):
         from .profiles import find_profile
 
         return find_profile(name, home=self.home, provider_dirs=self.provider_dirs())
+
+    async def list_profiles(self) -> list[AgentProfile]:
+        """Every loadable profile, first in lookup order per name (in-memory ones first)."""
+        from .profiles import ProfileStore
+
+        entries = await asyncio.to_thread(lambda: ProfileStore(self.home, self.provider_dirs()).list())
+        found = {p.name: p for p in self._profiles.values()}
+        for entry in entries:
+            if entry.name not in found and entry.loadable:
+                try:
+                    found[entry.name] = await asyncio.to_thread(self.load_profile, entry.name)
+                except CaoError:
+                    continue
+        return [found[name] for name in sorted(found)]
+
+    async def get_profile(self, name: str) -> AgentProfile:
+        return await asyncio.to_thread(self.load_profile, name)
+
+    async def list_providers(self) -> list[dict[str, Any]]:
+        """Installed providers: name, binary, whether the binary is on PATH, install hint."""
+        import shutil
+
+        return [
+            {"name": spec.name, "binary": spec.binary, "installed": shutil.which(spec.binary) is not None
+             or spec.name == "mock_cli", "description": spec.description, "install_hint": spec.install_hint}
+            for spec in sorted(self.providers.values(), key=lambda s: s.name)
+        ]
 
     def provider_dirs(self) -> dict[str, list[str]]:
         return {name: list(spec.agent_dirs) for name, spec in self.providers.items() if spec.agent_dirs}

@@ -24,8 +24,14 @@ StatusListener = Callable[[StatusReport, StatusReport], None]
 class StatusTracker:
     """Status of one terminal. Lives on the kernel's event loop; not thread-safe by design."""
 
-    def __init__(self, terminal_id: str, on_change: StatusListener | None = None) -> None:
+    def __init__(
+        self, terminal_id: str, on_change: StatusListener | None = None, *, input_settle: float = 2.0
+    ) -> None:
         self.terminal_id = terminal_id
+        # How long a ready reading on the unchanged pre-input screen is distrusted. After that the agent
+        # either ignored the input or answered without changing the screen; trust the screen again.
+        self.input_settle = input_settle
+        self._settle_timer: asyncio.TimerHandle | None = None
         self.report = StatusReport(status=TerminalStatus.UNKNOWN, evidence="not read yet", since=time.time())
         self.screen = ""
         self._changed = asyncio.Event()
@@ -47,26 +53,44 @@ class StatusTracker:
         if self._screen_at_input is not None:
             if report.status.ready and screen == self._screen_at_input:
                 return  # the previous turn's screen: the input has not shown up yet
-            self._screen_at_input = None
+            self._clear_latch()
         self._set(report)
+
+    def _clear_latch(self) -> None:
+        self._screen_at_input = None
+        if self._settle_timer is not None:
+            self._settle_timer.cancel()
+            self._settle_timer = None
+
+    def _settled(self) -> None:
+        self._settle_timer = None
+        if self._screen_at_input is None or self._final:
+            return
+        reading = self._last_reading
+        if reading is not None and reading.status.ready and self.screen == self._screen_at_input:
+            self._screen_at_input = None
+            self._set(reading)
 
     def note_input(self) -> None:
         """Input was just sent: the agent is busy until a new screen says otherwise."""
         if self._final:
             return
+        self._clear_latch()
         self._screen_at_input = self.screen
+        self._settle_timer = asyncio.get_running_loop().call_later(self.input_settle, self._settled)
         self._set(StatusReport(status=TerminalStatus.PROCESSING, evidence="input sent"))
 
     def abort_input(self) -> None:
         """The input could not be sent after all: go back to what the screen last said."""
         if self._screen_at_input is None or self._final:
             return
-        self._screen_at_input = None
+        self._clear_latch()
         if self._last_reading is not None:
             self._set(self._last_reading)
 
     def fail(self, evidence: str) -> None:
         """The agent exited or its terminal was lost: error, for good."""
+        self._clear_latch()
         self._set(StatusReport(status=TerminalStatus.ERROR, evidence=evidence))
         self._final = True
 

@@ -160,7 +160,8 @@ class TerminalOps:
 
     def _track(self, record: Terminal, provider: ProviderSpec | None) -> LiveTerminal:
         live: LiveTerminal
-        tracker = StatusTracker(record.id, on_change=lambda old, new: self._status_changed(live, old, new))
+        tracker = StatusTracker(record.id, on_change=lambda old, new: self._status_changed(live, old, new),
+                                input_settle=float(self.settings.get("CAO_INPUT_SETTLE") or 2.0))
         live = LiveTerminal(record=record, provider=provider, tracker=tracker,
                             started=asyncio.get_running_loop().create_future())
         self._live[record.id] = live
@@ -490,6 +491,7 @@ class TerminalOps:
 
     def _forget(self, live: LiveTerminal) -> None:
         self._live.pop(live.id, None)
+        live.tracker._clear_latch()
         if live.refresh_task is not None:
             live.refresh_task.cancel()
 
