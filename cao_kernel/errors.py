@@ -1,49 +1,15 @@
-"""The errors cao raises. Each maps to one HTTP status so the server and its client agree."""
+"""cao's errors. They live in the contract (``cao_hookspecs.errors``) so plugins, the HTTP client and the
+kernel raise and catch the same classes; re-exported here for kernel code."""
 
-from __future__ import annotations
+from cao_hookspecs.errors import (
+    AgentFailed,
+    CaoError,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PluginError,
+    Timeout,
+    Vetoed,
+)
 
-
-class CaoError(Exception):
-    """Base of every error cao reports to a user. ``str(err)`` is the one-line explanation."""
-
-    http_status = 500
-
-
-class InvalidInput(CaoError, ValueError):
-    """The request itself is wrong: a bad name, id, path, key, size or profile."""
-
-    http_status = 400
-
-
-class NotFound(CaoError, LookupError):
-    """A session, terminal, profile, provider or message that does not exist."""
-
-    http_status = 404
-
-
-class Conflict(CaoError):
-    """The request is valid but the target's state refuses it (already exists, terminal in error...)."""
-
-    http_status = 409
-
-
-class Vetoed(CaoError):
-    """A plugin's before-hook refused the action."""
-
-    http_status = 403
-
-
-class Timeout(CaoError, TimeoutError):
-    """A wait ran out (agent start-up, handoff)."""
-
-    http_status = 504
-
-
-class AgentFailed(CaoError):
-    """An agent CLI exited or reported an error."""
-
-    http_status = 502
-
-
-class PluginError(CaoError):
-    """A plugin could not be loaded or registered, or two plugins claim the same name."""
+__all__ = ["AgentFailed", "CaoError", "Conflict", "InvalidInput", "NotFound", "PluginError", "Timeout", "Vetoed"]

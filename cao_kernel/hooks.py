@@ -118,6 +118,9 @@ class Hooks:
     def commands(self) -> list[Contribution]:
         return self._register_all("cao_register_commands", "command")
 
+    def routes(self) -> list[Contribution]:
+        return self._register_all("cao_register_routes", "route")
+
     # -- lookups ----------------------------------------------------------------------------------
 
     def detect_status(self, terminal: Terminal, screen: str, provider: ProviderSpec) -> StatusReport | None:

@@ -18,6 +18,7 @@ from cao_hookspecs import (
     CommandSpec,
     InboxStoreSpec,
     ProviderSpec,
+    RouteSpec,
     RuntimeContext,
     StatusReport,
 )
@@ -211,6 +212,17 @@ class Kernel(Orchestration, TerminalOps):
                     continue
         return [found[name] for name in sorted(found)]
 
+    async def install_profile(
+        self, source: str, *, provider: str | None = None, env: list[str] | None = None, **options: Any
+    ) -> Any:
+        """Install a profile from a name, a ``.md`` path or an https URL (see ``cao_kernel.profiles.install``)."""
+        from .profiles.install import install
+
+        return await asyncio.to_thread(
+            install, source, self.home, provider=provider, env=env or (), provider_dirs=self.provider_dirs(),
+            known_providers=set(self.providers), **options,
+        )
+
     async def get_profile(self, name: str) -> AgentProfile:
         return await asyncio.to_thread(self.load_profile, name)
 
@@ -271,7 +283,7 @@ class Kernel(Orchestration, TerminalOps):
     # -- registries -------------------------------------------------------------------------------
 
     def _invalidate(self) -> None:
-        for attr in ("providers", "backends", "inbox_stores", "commands"):
+        for attr in ("providers", "backends", "inbox_stores", "commands", "routes"):
             self.__dict__.pop(attr, None)
 
     @functools.cached_property
@@ -289,6 +301,10 @@ class Kernel(Orchestration, TerminalOps):
     @functools.cached_property
     def commands(self) -> dict[str, CommandSpec]:
         return records_of(self.hooks.commands(), CommandSpec)
+
+    @functools.cached_property
+    def routes(self) -> dict[str, RouteSpec]:
+        return records_of(self.hooks.routes(), RouteSpec)
 
     def provider(self, name: str) -> ProviderSpec:
         try:

@@ -127,11 +127,26 @@ class CaoGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, no_plugins: bool) -> None:
     """cao: orchestrate CLI coding agents in terminals."""
-    ctx.ensure_object(dict)["no_plugins"] = no_plugins
+    from cao_hookspecs.cli import KERNEL_KEY
+
+    state = ctx.ensure_object(dict)
+    state["no_plugins"] = no_plugins
+    # Plugin commands reach the kernel through cao_hookspecs.cli.kernel_from_context(ctx).
+    state[KERNEL_KEY] = lambda: get_kernel(ctx)
 
 
 def main(argv: list[str] | None = None) -> None:
     cli.main(args=argv, prog_name="cao")
+
+
+def server_main() -> None:
+    """The ``cao-server`` script: ``cao server`` (the command comes from the cao-server plugin)."""
+    cli.main(args=["server", *sys.argv[1:]], prog_name="cao-server")
+
+
+def mcp_server_main() -> None:
+    """The ``cao-mcp-server`` script: ``cao mcp-server`` (the command comes from the cao-mcp plugin)."""
+    cli.main(args=["mcp-server", *sys.argv[1:]], prog_name="cao-mcp-server")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,7 @@ Plugins import from here only: the ``hookimpl`` marker, the records in ``types``
 from __future__ import annotations
 
 from . import delivery, lifecycle, plumbing, providers, status
+from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, PluginError, Timeout, Vetoed
 from .markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl
 from .protocols import InboxStore, KernelAPI, TerminalBackend
 from .types import *  # noqa: F403
@@ -18,6 +19,14 @@ ALL_SPEC_MODULES = (providers, status, delivery, lifecycle, plumbing)
 
 __all__ = [
     "ALL_SPEC_MODULES",
+    "AgentFailed",
+    "CaoError",
+    "Conflict",
+    "InvalidInput",
+    "NotFound",
+    "PluginError",
+    "Timeout",
+    "Vetoed",
     "ENTRY_POINT_GROUP",
     "PROJECT_NAME",
     "InboxStore",

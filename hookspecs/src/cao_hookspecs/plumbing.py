@@ -9,7 +9,7 @@ from .markers import _hookspec
 
 if TYPE_CHECKING:
     from .protocols import KernelAPI
-    from .types import BackendSpec, CommandSpec
+    from .types import BackendSpec, CommandSpec, RouteSpec
 
 
 @_hookspec
@@ -60,6 +60,34 @@ def cao_register_commands() -> Iterable[CommandSpec]:
                 from .cli import server_command
                 return server_command
             return [CommandSpec(name="server", load=load, help="Run the HTTP server.")]
+    """
+
+
+@_hookspec
+def cao_register_routes() -> Iterable[RouteSpec]:
+    """Add HTTP routes to ``cao-server``.
+
+    Kind: registration (broadcast).
+
+    :return: an iterable of :class:`~cao_hookspecs.types.RouteSpec`. Routes are mounted after the
+        built-in ones, so a built-in path always wins; a plugin path that collides with a built-in or
+        another plugin's route is refused with a warning naming both owners.
+
+    The server's security checks (Host allow-list, Origin check on state-changing methods, token when
+    bound off loopback) apply to plugin routes exactly as to built-in ones.
+
+    Errors: an implementation that raises is reported with its plugin's name and contributes nothing;
+    an endpoint that raises a ``CaoError`` answers with that error's status, anything else with 500.
+
+    Stability: [experimental] since 0.1.
+
+    Example::
+
+        @hookimpl
+        def cao_register_routes():
+            async def count(request, kernel):
+                return {"sessions": len(await kernel.list_sessions())}
+            return [RouteSpec(name="count", path="/stats/sessions", endpoint=count)]
     """
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "OutputEvent",
     "ProviderCapabilities",
     "ProviderSpec",
+    "RouteSpec",
     "RuntimeContext",
     "SessionInfo",
     "StartupDialog",
@@ -343,6 +344,22 @@ class CommandSpec:
     name: str
     load: Callable[[], Any]
     help: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class RouteSpec:
+    """An HTTP route added to ``cao-server`` by a plugin.
+
+    ``endpoint(request, kernel)`` is an async callable receiving the Starlette request and the server's
+    ``KernelAPI``; it returns a Starlette response (or a JSON-ready value, sent as JSON). ``path`` follows
+    Starlette's syntax (``/things/{name}``); ``methods`` defaults to GET.
+    """
+
+    name: str
+    path: str
+    endpoint: Callable[..., Any]
+    methods: tuple[str, ...] = attrs.field(default=("GET",), converter=_tuple)
+    description: str = ""
 
 
 @attrs.frozen(kw_only=True)

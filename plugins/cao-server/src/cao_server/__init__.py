@@ -1,0 +1,1 @@
+"""cao-server: the HTTP API over a cao kernel, its client, and the commands that talk to it."""

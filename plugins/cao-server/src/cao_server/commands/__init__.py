@@ -1,0 +1,1 @@
+"""cao commands that drive a running cao-server through the HTTP client."""
