@@ -423,7 +423,9 @@ class TerminalOps:
         await self.start()
         live = self._get_live(terminal_id)
         validate.input_text(text)
-        if live.tracker.status == TerminalStatus.ERROR:
+        if live.tracker.failed_for_good:
+            # The agent is gone; typing would reach a dead pane or a bare shell. An error the agent
+            # itself reported (it is still running) does not block input.
             raise Conflict(f"terminal {terminal_id} is in error ({live.tracker.report.evidence}); input refused")
         await self._type(live, text)
 
@@ -451,8 +453,9 @@ class TerminalOps:
         command = live.provider.exit_command if live.provider else "exit"
         if re.match(r"^[CM]-", command):
             await self._io(self.backend.send_keys, live.id, [command])
-        elif live.tracker.status == TerminalStatus.ERROR:
-            raise Conflict(f"terminal {terminal_id} is in error; delete it instead")
+        elif live.tracker.failed_for_good:
+            raise Conflict(f"terminal {terminal_id} has no running agent ({live.tracker.report.evidence}); "
+                           "delete it instead")
         else:
             await self._type(live, command)
 

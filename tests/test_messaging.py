@@ -150,6 +150,7 @@ async def test_messages_survive_a_killed_kernel_exactly_once(make_kernel, workdi
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        proc.stdout.close()
     async with _profiles(make_kernel()) as kernel:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

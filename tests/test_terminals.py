@@ -26,6 +26,15 @@ def _tmux(socket, *args):
     return subprocess.run(["tmux", "-S", socket, *args], capture_output=True, text=True, check=False)
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _descendants(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -115,9 +124,10 @@ async def test_delete_session_leaves_no_window_and_no_process(make_kernel, workd
         deleted = await kernel.delete_session("cao-gone")
         assert sorted(deleted) == sorted([first.id, second.id])
         assert "cao-gone" not in _tmux(tmux_socket, "list-sessions", "-F", "#{session_name}").stdout
-        time.sleep(0.3)
-        alive = {p for p in pids if os.path.exists(f"/proc/{p}")}
-        assert not alive
+        deadline = time.monotonic() + 3
+        while (alive := {p for p in pids if _running(p)}) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive, {p: open(f"/proc/{p}/cmdline").read() for p in alive if _running(p)}
         with pytest.raises(NotFound):
             await kernel.get_terminal(first.id)
 
