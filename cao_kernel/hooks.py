@@ -121,6 +121,9 @@ class Hooks:
     def routes(self) -> list[Contribution]:
         return self._register_all("cao_register_routes", "route")
 
+    def mcp_tools(self) -> list[Contribution]:
+        return self._register_all("cao_register_mcp_tools", "MCP tool")
+
     # -- lookups ----------------------------------------------------------------------------------
 
     def detect_status(self, terminal: Terminal, screen: str, provider: ProviderSpec) -> StatusReport | None:

@@ -17,6 +17,7 @@ from cao_hookspecs import (
     BackendSpec,
     CommandSpec,
     InboxStoreSpec,
+    McpToolSpec,
     ProviderSpec,
     RouteSpec,
     RuntimeContext,
@@ -283,7 +284,7 @@ class Kernel(Orchestration, TerminalOps):
     # -- registries -------------------------------------------------------------------------------
 
     def _invalidate(self) -> None:
-        for attr in ("providers", "backends", "inbox_stores", "commands", "routes"):
+        for attr in ("providers", "backends", "inbox_stores", "commands", "routes", "mcp_tools"):
             self.__dict__.pop(attr, None)
 
     @functools.cached_property
@@ -305,6 +306,10 @@ class Kernel(Orchestration, TerminalOps):
     @functools.cached_property
     def routes(self) -> dict[str, RouteSpec]:
         return records_of(self.hooks.routes(), RouteSpec)
+
+    @functools.cached_property
+    def mcp_tools(self) -> dict[str, McpToolSpec]:
+        return records_of(self.hooks.mcp_tools(), McpToolSpec)
 
     def provider(self, name: str) -> ProviderSpec:
         try:

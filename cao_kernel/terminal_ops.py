@@ -239,10 +239,13 @@ class TerminalOps:
     def _mcp_servers(self, profile: AgentProfile, terminal_id: str) -> dict[str, Any]:
         # Some CLIs start MCP servers with a scrubbed environment: everything cao-mcp-server needs goes
         # into each entry's own env.
-        injected = {"CAO_TERMINAL_ID": terminal_id, **self._server_env()}
+        injected = {"CAO_TERMINAL_ID": terminal_id, "CAO_HOME_DIR": str(self.home.root), **self._server_env()}
         servers: dict[str, Any] = {}
         for name, entry in profile.mcp_servers.items():
             entry = dict(entry or {})
+            if is_cao_mcp_entry(entry):
+                command, args = cao_mcp_command()
+                entry["command"], entry["args"] = command, args
             entry["env"] = {**dict(entry.get("env") or {}), **injected}
             servers[name] = entry
         return servers
@@ -521,6 +524,26 @@ class TerminalOps:
                 live.tracker.fail(f"cannot watch terminal: {exc}")
                 continue
             self._schedule_refresh(live)
+
+
+def is_cao_mcp_entry(entry: Mapping[str, Any]) -> bool:
+    """Whether an ``mcpServers`` entry starts cao's own MCP server, in any of the forms profiles use:
+    ``cao-mcp-server`` by name or path, or upstream's ``uvx --from <source> cao-mcp-server``."""
+    command = str(entry.get("command") or "")
+    args = [str(a) for a in entry.get("args") or []]
+    if Path(command).name == "cao-mcp-server":
+        return True
+    return Path(command).name in ("uvx", "uv") and "cao-mcp-server" in args
+
+
+def cao_mcp_command() -> tuple[str, list[str]]:
+    """The command that runs this installation's MCP server, independent of PATH."""
+    import sys
+
+    script = Path(sys.executable).parent / "cao-mcp-server"
+    if script.exists():
+        return str(script), []
+    return sys.executable, ["-m", "cao_kernel", "mcp-server"]
 
 
 def _write_runtime_files(folder: Path, files: Mapping[str, str]) -> None:

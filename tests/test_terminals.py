@@ -217,3 +217,44 @@ async def test_exit_terminal_quits_the_agent(make_kernel, workdir):
         assert "exited" in report.evidence
         await kernel.delete_terminal(term.id)
 
+
+
+def test_mcp_entries_for_cao_are_rewritten_to_this_installation():
+    from cao_kernel.terminal_ops import cao_mcp_command, is_cao_mcp_entry
+
+    upstream_form = {"type": "stdio", "command": "uvx",
+                     "args": ["--from", "git+https://example.invalid/cao.git@main", "cao-mcp-server"]}
+    assert is_cao_mcp_entry(upstream_form)
+    assert is_cao_mcp_entry({"command": "cao-mcp-server", "args": []})
+    assert is_cao_mcp_entry({"command": "/opt/tools/bin/cao-mcp-server"})
+    assert not is_cao_mcp_entry({"command": "uvx", "args": ["some-other-server"]})
+    command, args = cao_mcp_command()
+    assert os.path.exists(command)
+
+
+async def test_profile_mcp_servers_reach_the_provider_with_terminal_id_and_address(make_kernel, workdir):
+    seen = {}
+    kernel = _profiles(make_kernel(CAO_API_PORT="9911"))
+    kernel.add_profile(AgentProfile(
+        name="tooluser", provider="mock_cli",
+        mcp_servers={"cao-mcp-server": {"type": "stdio", "command": "uvx",
+                                        "args": ["--from", "git+https://example.invalid/x", "cao-mcp-server"]},
+                     "other": {"command": "other-server", "env": {"KEEP": "1"}}},
+    ))
+    original = kernel.provider("mock_cli").launch
+
+    def spy_launch(ctx):
+        seen.update(ctx.mcp_servers)
+        return original(ctx)
+
+    import attrs
+
+    kernel.providers["mock_cli"] = attrs.evolve(kernel.provider("mock_cli"), launch=spy_launch)
+    async with kernel:
+        term = await kernel.create_session("tooluser", working_directory=workdir)
+    cao_entry = seen["cao-mcp-server"]
+    assert cao_entry["command"].endswith("cao-mcp-server") or cao_entry["args"][:2] == ["-m", "cao_kernel"]
+    for entry in seen.values():
+        assert entry["env"]["CAO_TERMINAL_ID"] == term.id
+        assert entry["env"]["CAO_API_PORT"] == "9911"
+    assert seen["other"]["env"]["KEEP"] == "1" and seen["other"]["command"] == "other-server"

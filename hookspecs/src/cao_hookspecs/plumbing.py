@@ -9,7 +9,7 @@ from .markers import _hookspec
 
 if TYPE_CHECKING:
     from .protocols import KernelAPI
-    from .types import BackendSpec, CommandSpec, RouteSpec
+    from .types import BackendSpec, CommandSpec, McpToolSpec, RouteSpec
 
 
 @_hookspec
@@ -88,6 +88,33 @@ def cao_register_routes() -> Iterable[RouteSpec]:
             async def count(request, kernel):
                 return {"sessions": len(await kernel.list_sessions())}
             return [RouteSpec(name="count", path="/stats/sessions", endpoint=count)]
+    """
+
+
+@_hookspec
+def cao_register_mcp_tools() -> Iterable[McpToolSpec]:
+    """Add tools to cao's MCP server (stdio and streamable HTTP alike).
+
+    Kind: registration (broadcast).
+
+    :return: an iterable of :class:`~cao_hookspecs.types.McpToolSpec`. A name that collides with a
+        built-in tool (``handoff``, ``assign``, ``send_message``, ``delete_terminal``,
+        ``answer_user_prompt``) or another plugin's tool is refused with a warning naming both owners.
+
+    Errors: an implementation that raises is reported with its plugin's name and contributes nothing;
+    a tool function that raises is returned to the agent as a tool error carrying the message.
+
+    Stability: [experimental] since 0.1.
+
+    Example::
+
+        @hookimpl
+        def cao_register_mcp_tools():
+            def factory(kernel, caller_id):
+                async def whoami() -> dict:
+                    return {"terminal_id": caller_id}
+                return whoami
+            return [McpToolSpec(name="whoami", description="Your own terminal id.", factory=factory)]
     """
 
 

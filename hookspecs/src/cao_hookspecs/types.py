@@ -25,6 +25,7 @@ __all__ = [
     "LaunchContext",
     "LaunchPlan",
     "Message",
+    "McpToolSpec",
     "MessageDraft",
     "MessageState",
     "OrchestrationType",
@@ -360,6 +361,24 @@ class RouteSpec:
     endpoint: Callable[..., Any]
     methods: tuple[str, ...] = attrs.field(default=("GET",), converter=_tuple)
     description: str = ""
+    #: When true, ``endpoint(kernel)`` returns an ASGI application mounted at ``path`` (e.g. an MCP
+    #: transport) instead of being a request handler.
+    asgi: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class McpToolSpec:
+    """A tool added to cao's MCP server by a plugin.
+
+    ``factory(kernel, caller_id)`` returns the tool function: an async callable whose parameters
+    (with type hints) become the tool's input schema and whose return value (JSON-ready) is the result.
+    ``kernel`` is the ``KernelAPI`` the MCP server talks to; ``caller_id`` the calling agent's terminal
+    id, or None when unknown.
+    """
+
+    name: str
+    description: str
+    factory: Callable[[Any, str | None], Callable[..., Any]]
 
 
 @attrs.frozen(kw_only=True)

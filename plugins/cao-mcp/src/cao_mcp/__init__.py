@@ -1,0 +1,1 @@
+"""cao-mcp: the MCP tools that let agents delegate to each other."""
