@@ -1,0 +1,1 @@
+"""Discord notifier for cao."""

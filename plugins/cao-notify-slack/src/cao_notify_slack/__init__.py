@@ -1,0 +1,1 @@
+"""Slack notifier for cao."""

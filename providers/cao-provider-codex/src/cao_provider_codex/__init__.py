@@ -1,0 +1,1 @@
+"""cao provider for Codex."""
