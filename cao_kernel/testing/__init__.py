@@ -8,6 +8,8 @@ Fixtures:
 - ``plugin_manager``: a fresh pluggy manager with cao's hookspecs and nothing registered.
 - ``kernel``: a fresh ``Kernel`` that loads only ``enabled_plugins``.
 - ``register_plugin``: context manager ``with register_plugin(kernel, obj):`` that always unregisters.
+- ``private_tmux``: a private tmux server for the test (``cao_kernel.testing.tmux``);
+  ``CAO_TMUX_SOCKET`` / ``CAO_TMUX_CONFIG`` point at it.
 
 ``async def`` tests run in a fresh event loop each.
 Hypothesis strategies for every record live in ``cao_kernel.testing.strategies``.
@@ -28,9 +30,11 @@ import pytest
 # Contract suites shipped here should report failures with pytest's assertion detail.
 pytest.register_assert_rewrite("cao_kernel.testing.inbox_contract")
 
+from .tmux import private_tmux  # noqa: E402,F401  (fixture)
+
 _ISOLATED_VARS = (
     "CAO_LOAD_PLUGINS", "CAO_DISABLE_PLUGINS", "CAO_STRICT_PLUGINS", "CAO_TERMINAL_ID", "CAO_PROFILE_ALLOWED_HOSTS",
-    "CAO_API_HOST", "CAO_API_PORT", "CAO_TMUX_SOCKET", "CAO_TMUX_SOCKET_NAME",
+    "CAO_API_HOST", "CAO_API_PORT", "CAO_TMUX_SOCKET", "CAO_TMUX_SOCKET_NAME", "CAO_TMUX_CONFIG",
 )
 
 

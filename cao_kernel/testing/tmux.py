@@ -60,14 +60,18 @@ class PrivateTmux:
     def kill_server(self) -> None:
         """Kill this server (and so every pane in it), after checking it is ours; wait until it is gone."""
         if not self.socket_path.startswith(self.tmpdir + os.sep):
-            raise AssertionError(f"refusing to kill a tmux server outside the private folder: {self.socket_path}")
+            raise AssertionError(
+                f"refusing to kill a tmux server outside the private folder: {self.socket_path}"
+            )
         pid = self.server_pid()
         if pid is None:
             return
         done = self.run("display-message", "-p", "#{socket_path}", check=False)
         answered = done.stdout.strip()
         if done.returncode == 0 and os.path.realpath(answered) != os.path.realpath(self.socket_path):
-            raise AssertionError(f"server answering on {self.socket_path} reports socket {answered}; not killing it")
+            raise AssertionError(
+                f"server answering on {self.socket_path} reports socket {answered}; not killing it"
+            )
         self.run("kill-server", check=False)
         _wait_gone(pid, timeout=10.0)
 
@@ -98,7 +102,9 @@ def _wait_gone(pid: int, timeout: float) -> None:
 def find_tmux() -> str:
     binary = shutil.which("tmux")
     if binary is None:
-        raise AssertionError("tmux is not installed: these tests need a real tmux (e.g. apt-get install tmux)")
+        raise AssertionError(
+            "tmux is not installed: these tests need a real tmux (e.g. apt-get install tmux)"
+        )
     return binary
 
 

@@ -1,1 +1,1 @@
-"""tmux terminal backend for cao"""
+"""tmux terminal backend for cao: ``cao_tmux.backend.TmuxBackend`` (registered as backend ``tmux``)."""

@@ -1,0 +1,51 @@
+"""How text must be spelled so that tmux (and the shell it starts) reads it back unchanged."""
+
+from __future__ import annotations
+
+import shlex
+
+
+def tmux_arg(arg: str) -> str:
+    """``arg`` as tmux must receive it on its command line.
+
+    tmux reads any argument that *ends* in ``;`` as a command separator (and drops the ``;``), which
+    would split an agent's argv or an environment value; ``\\;`` at the end stands for a literal ``;``.
+    """
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def format_literal(text: str) -> str:
+    """``text`` for an argument tmux expands as a format (``-c``, ``-n``, ``pipe-pane``, ``run-shell``).
+
+    Unescaped, ``#{...}`` would be substituted and ``#(...)`` would run a shell command.
+    """
+    return text.replace("#", "##")
+
+
+def tmux_double_quoted(text: str) -> str:
+    """``text`` as one double-quoted word of tmux's command language (as inside a hook)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    return f'"{escaped}"'
+
+
+def pipe_command(fifo: str) -> str:
+    """The ``pipe-pane`` command copying pane output into ``fifo``.
+
+    The ``-p`` test keeps ``cat`` from creating a regular file (which nobody would ever read) when the
+    FIFO has been removed in the meantime.
+    """
+    path = shlex.quote(fifo)
+    return format_literal(f"[ -p {path} ] && exec cat > {path}")
+
+
+def died_hook(ctl_fifo: str) -> str:
+    """The ``pane-died`` hook command that pokes ``ctl_fifo`` so the reader learns of the exit at once.
+
+    tmux refuses ``pipe-pane`` on a dead pane, so the output pipe stays open after the program ends
+    and its end of file cannot tell us; this hook is the push signal instead. Opening the FIFO
+    read-write never blocks, even when no backend is reading it, and the command always succeeds so
+    tmux never shows an error over the dead pane's last screen.
+    """
+    path = shlex.quote(ctl_fifo)
+    script = f"{{ [ -p {path} ] && printf x 1<>{path}; }} 2>/dev/null; exit 0"
+    return "run-shell -b " + tmux_double_quoted(format_literal(script))
