@@ -10,21 +10,21 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import InvalidInput
-
-TERMINAL_ID_RE = re.compile(r"^[a-f0-9]{8}$")
-SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
-PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
-ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-# tmux key names: arrows and named keys, single characters, and C-/M-/S- chords.
-KEY_RE = re.compile(
-    r"^(?:(?:[CMS]-)*(?:[A-Za-z0-9]|Up|Down|Left|Right|Enter|Tab|BTab|Escape|Space|BSpace|Home|End"
-    r"|PageUp|PageDown|PPage|NPage|DC|IC|F[1-9]|F1[0-2]))$"
+# One copy of upstream's rules for the kernel and the server.
+from cao_hookspecs.names import (
+    KEY_RE,
+    MAX_INPUT_BYTES,
+    PROFILE_NAME_RE,
+    SESSION_NAME_RE,
+    SESSION_PREFIX,
+    TERMINAL_ID_RE,
 )
 
-SESSION_PREFIX = "cao-"
-MAX_INPUT_BYTES = 1024 * 1024
+from .errors import InvalidInput
+
+MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
+ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
 MAX_ENV_VALUE_BYTES = 2048
 
 # Exact paths refused as working directories (their subfolders are fine), as upstream.

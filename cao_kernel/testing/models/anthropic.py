@@ -136,35 +136,38 @@ class AnthropicServer(ScriptedServer):
         if request.method == "POST" and path.endswith("/v1/messages"):
             self._messages(request)
         elif request.method == "POST" and path.endswith("/v1/messages/count_tokens"):
+            self.record(request, kind="count_tokens", conversation=conversation_of(request.body), status=200)
             request.send_json(200, {"input_tokens": _estimate_tokens(request.body)})
-            self.record(request, kind="count_tokens", conversation=conversation_of(request.body))
         else:
             # Start-up probes (account, settings, feature flags): an empty answer means "nothing special".
+            self.record(request, kind="other", status=200)
             request.send_json(200, {})
-            self.record(request, kind="other")
 
     def _messages(self, request: Incoming) -> None:
         conversation = conversation_of(request.body)
         if not isinstance(request.body, dict) or not isinstance(request.body.get("messages"), list):
             failure = Failure(status=400, message="messages: field required")
+            self.record(request, kind="invalid", conversation=conversation, answer=failure, status=400)
             self._send_failure(request, failure)
-            self.record(request, kind="invalid", conversation=conversation, answer=failure)
             return
         kind = "turn" if self.is_turn(conversation) else "side"
         self.arrived(kind)
         script = self.script
         answer = script.next_turn(conversation) if kind == "turn" else script.side_turn(conversation)
+        # Recorded before the last byte goes out: a client that has read its answer finds it recorded.
         if isinstance(answer, Failure):
             if answer.delay:
                 time.sleep(answer.delay)
+            self.record(request, kind=kind, conversation=conversation, answer=answer, status=answer.status)
             self._send_failure(request, answer)
         elif conversation.stream:
-            self._stream(request, conversation, answer)
+            self._stream(request, conversation, answer,
+                         lambda: self.record(request, kind=kind, conversation=conversation, answer=answer))
         else:
             if answer.delay:
                 time.sleep(answer.delay)
+            self.record(request, kind=kind, conversation=conversation, answer=answer, status=200)
             request.send_json(200, self._message_json(request.body, conversation, answer))
-        self.record(request, kind=kind, conversation=conversation, answer=answer)
 
     # -- wire format -------------------------------------------------------------------------------
 
@@ -202,7 +205,8 @@ class AnthropicServer(ScriptedServer):
                           headers={"request-id": "req_" + secrets.token_hex(12),
                                    "x-should-retry": "true" if failure.retry else "false"})
 
-    def _stream(self, request: Incoming, conversation: Conversation, answer: Answer) -> None:
+    def _stream(self, request: Incoming, conversation: Conversation, answer: Answer,
+                before_end: Callable[[], None]) -> None:
         message = self._message_json(request.body, conversation, answer)
         final_usage = message["usage"]
         start = dict(message, content=[], stop_reason=None, usage=dict(final_usage, output_tokens=1))
@@ -237,5 +241,6 @@ class AnthropicServer(ScriptedServer):
             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
             "usage": {"output_tokens": final_usage["output_tokens"]},
         })
+        before_end()
         request.send_event("message_stop", {"type": "message_stop"})
         request.end_events()

@@ -528,11 +528,16 @@ class ScriptedServer:
                 self._lock.wait(remaining)
 
     def record(self, request: Incoming, *, kind: str, conversation: Conversation | None = None,
-               answer: Answer | Failure | None = None) -> None:
+               answer: Answer | Failure | None = None, status: int | None = None) -> None:
+        """Record one request (``status``: the one being sent, default the request's so far).
+
+        Call it before the response's last byte is written, so that a client which has read its
+        whole answer always finds the request recorded.
+        """
         entry = RecordedRequest(
             method=request.method, path=request.path, query=request.query, headers=request.headers,
-            body=request.body, kind=kind, conversation=conversation, answer=answer, status=request.status,
-            at=time.time(),
+            body=request.body, kind=kind, conversation=conversation, answer=answer,
+            status=request.status if status is None else status, at=time.time(),
         )
         with self._lock:
             self._requests.append(entry)

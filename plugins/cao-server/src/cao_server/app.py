@@ -1,0 +1,256 @@
+"""``create_app``: the Starlette application over any ``KernelAPI``."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+
+from cao_hookspecs.errors import CaoError
+
+from .endpoints import ENDPOINTS, Call, Context, Endpoint, Reply, check_path
+from .params import read_body, read_params
+from .settings import ServerSettings
+
+if TYPE_CHECKING:
+    from cao_hookspecs import RouteSpec
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("cao_server")
+access_log = logging.getLogger("cao_server.access")
+
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def error_response(exc: CaoError) -> Response:
+    from starlette.responses import JSONResponse
+
+    detail = str(exc) or type(exc).__name__
+    return JSONResponse({"detail": detail, "error": type(exc).__name__}, status_code=exc.http_status)
+
+
+def _internal_error(what: str, exc: BaseException) -> Response:
+    from starlette.responses import JSONResponse
+
+    log.error("%s failed", what, exc_info=exc)
+    return JSONResponse(
+        {
+            "detail": f"internal server error ({type(exc).__name__}); see the server log",
+            "error": "ServerError",
+        },
+        status_code=500,
+    )
+
+
+def _mount(ctx: Context, endpoint: Endpoint) -> Any:
+    from starlette.responses import JSONResponse
+
+    reads_body = endpoint.method in BODY_METHODS and bool(endpoint.params)
+
+    async def run(request: Request) -> Response:
+        try:
+            path = check_path(dict(request.path_params))
+            body = await read_body(request) if reads_body else {}
+            args = read_params(endpoint.params, request.query_params, body)
+            result = await endpoint.handler(ctx, Call(path=path, args=args, request=request))
+        except CaoError as exc:
+            return error_response(exc)
+        except Exception as exc:  # noqa: BLE001 - a bug answers 500 with a pointer to the log, never a trace
+            return _internal_error(f"{endpoint.method} {endpoint.path}", exc)
+        if isinstance(result, Reply):
+            return JSONResponse(result.data, status_code=result.status)
+        return JSONResponse(result, status_code=endpoint.status)
+
+    run.__name__ = endpoint.name
+    return run
+
+
+def _mount_plugin(kernel: Any, spec: RouteSpec) -> Any:
+    from starlette.responses import JSONResponse, Response
+
+    from .wire import jsonable
+
+    async def run(request: Request) -> Response:
+        try:
+            result = spec.endpoint(request, kernel)
+            if inspect.isawaitable(result):
+                result = await result
+        except CaoError as exc:
+            return error_response(exc)
+        except Exception as exc:  # noqa: BLE001
+            return _internal_error(f"plugin route {spec.name!r}", exc)
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(jsonable(result))
+
+    run.__name__ = f"plugin_{spec.name}"
+    return run
+
+
+def _shape(path: str) -> str:
+    """A path template with parameter names erased: ``/t/{id}`` and ``/t/{x}`` are the same route."""
+    return re.sub(r"{[^}]*}", "{}", path)
+
+
+def plugin_routes(specs: Iterable[RouteSpec], taken: set[tuple[str, str]]) -> list[RouteSpec]:
+    """The plugin routes that may be mounted: well-formed, and colliding with no earlier route.
+
+    A refused route is logged with a warning naming it and what it collides with; the rest still mount.
+    """
+    accepted: list[RouteSpec] = []
+    owners = {key: "the built-in API" for key in taken}
+    for spec in specs:
+        methods = tuple(m.upper() for m in spec.methods)
+        if not isinstance(spec.path, str) or not spec.path.startswith("/") or not methods:
+            log.warning(
+                "plugin route %r refused: its path must start with '/' and it needs a method", spec.name
+            )
+            continue
+        unknown = [m for m in methods if m not in HTTP_METHODS]
+        if unknown:
+            log.warning("plugin route %r refused: unknown method %s", spec.name, ", ".join(unknown))
+            continue
+        clash = next(
+            ((m, owners[(m, _shape(spec.path))]) for m in methods if (m, _shape(spec.path)) in owners), None
+        )
+        if clash is not None:
+            log.warning(
+                "plugin route %r refused: %s %s is already served by %s",
+                spec.name,
+                clash[0],
+                spec.path,
+                clash[1],
+            )
+            continue
+        for method in methods:
+            owners[(method, _shape(spec.path))] = f"plugin route {spec.name!r}"
+        accepted.append(spec)
+    return accepted
+
+
+class AccessLog:
+    """One INFO line per request: method, path (never the query string: it may carry message text),
+    status and duration."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            access_log.info(
+                "%s %s %d %.1fms",
+                scope["method"],
+                scope["path"],
+                status,
+                (time.perf_counter() - started) * 1000,
+            )
+
+
+def create_app(
+    kernel: Any, *, settings: ServerSettings | None = None, extra_routes: Iterable[RouteSpec] = ()
+) -> Starlette:
+    """The HTTP API over ``kernel`` (any ``KernelAPI``).
+
+    :param settings: bound address, allowed hosts and origins, API token (default: loopback, no token).
+    :raises ValueError: when the settings require a token (bound off loopback) but give none.
+    :param extra_routes: plugin routes (``cao_register_routes`` records), mounted after the built-in
+        ones and behind the same guards; a colliding or malformed one is refused with a warning.
+
+    The app's lifespan starts the kernel (``await kernel.start()``) and closes it (``aclose()``) when the
+    kernel has those methods.
+    """
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from . import __version__
+    from .openapi import build_document
+    from .security import middleware
+
+    settings = settings or ServerSettings()
+    if settings.token_required and not settings.token:
+        raise ValueError(f"a server bound to {settings.host} needs an API token (callers must send it)")
+    ctx = Context(kernel=kernel, settings=settings)
+    routes = [Route(e.path, _mount(ctx, e), methods=[e.method], name=e.name) for e in ENDPOINTS]
+    taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {("GET", "/openapi.json")}
+    plugins = plugin_routes(extra_routes, taken)
+    routes += [
+        Route(
+            spec.path,
+            _mount_plugin(kernel, spec),
+            methods=[m.upper() for m in spec.methods],
+            name=f"plugin_{spec.name}",
+        )
+        for spec in plugins
+    ]
+    document = build_document(ENDPOINTS, plugins, version=__version__)
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    routes.append(Route("/openapi.json", openapi, methods=["GET"], name="openapi"))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        name = (
+            "NotFound"
+            if exc.status_code == 404
+            else "InvalidInput"
+            if exc.status_code < 500
+            else "ServerError"
+        )
+        return JSONResponse(
+            {"detail": exc.detail, "error": name}, status_code=exc.status_code, headers=exc.headers
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        start = getattr(kernel, "start", None)
+        if start is not None:
+            await start()
+        try:
+            yield
+        finally:
+            close = getattr(kernel, "aclose", None)
+            if close is not None:
+                await close()
+
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(AccessLog), *middleware(settings)],
+        exception_handlers={HTTPException: http_error},
+        lifespan=lifespan,
+    )
+    # A trailing slash is a 404 like any unknown path, not an empty redirect.
+    app.router.redirect_slashes = False
+    app.state.kernel = kernel
+    app.state.settings = settings
+    app.state.openapi = document
+    return app
+
+
+__all__ = ["AccessLog", "create_app", "error_response", "plugin_routes"]

@@ -1,0 +1,394 @@
+"""``HttpKernel``: the ``KernelAPI`` over HTTP, for the CLI, the MCP server and embedding apps.
+
+Every method calls one route of a running ``cao-server`` and returns the same records the in-process
+kernel returns; an error answer is raised again as the server's error class (``NotFound``,
+``InvalidInput``, ``Conflict``...). Requests carry their values in a JSON body, never in the URL.
+
+Use one ``HttpKernel`` from one event loop, and ``await client.aclose()`` (or ``async with``) when done.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from cao_hookspecs.errors import CaoError, InvalidInput, Timeout
+
+from . import validation, wire
+from .errors import ServerNotRunning, error_class
+from .settings import DEFAULT_HOST, DEFAULT_PORT, advertised_host, base_url, home_dir
+
+if TYPE_CHECKING:
+    import httpx
+    from cao_hookspecs import (
+        AgentProfile,
+        DelegationResult,
+        Message,
+        MessageState,
+        SessionInfo,
+        StatusReport,
+        Terminal,
+        TerminalStatus,
+    )
+
+# Creating a terminal may wait for the agent's start-up (its own timeout applies on the server).
+CREATE_TIMEOUT = 900.0
+# Past the handoff's own timeout, the worker's answer still has to be read and the worker removed.
+HANDOFF_MARGIN = 120.0
+# The server's longest single wait; longer waits are split.
+MAX_WAIT = 3600.0
+
+
+def _terminal_id(value: str) -> str:
+    # Checked here too: an id holding '/' would otherwise reach another route once the URL is decoded.
+    if not isinstance(value, str) or not validation.TERMINAL_ID_RE.match(value):
+        raise InvalidInput(f"invalid terminal id {value!r}: expected 8 lowercase hex characters")
+    return value
+
+
+def _session(value: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"invalid session name {value!r}")
+    return quote(validation.session_name(value), safe="")
+
+
+def _profile(value: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"invalid agent profile name {value!r}")
+    return quote(validation.profile_name(value), safe="")
+
+
+def _body(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+class HttpKernel:
+    """A ``KernelAPI`` that calls a cao-server at ``base_url``.
+
+    :param token: the API token, sent as a bearer token (needed when the server is bound off loopback).
+    :param timeout: seconds for ordinary requests; creation, waits and handoffs get their own longer
+        limits derived from what they wait for.
+    """
+
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self._client: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return f"HttpKernel({self.base_url!r})"
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            import httpx
+
+            headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+            # trust_env off: a proxy from the environment must never see loopback traffic or the token.
+            self._client = httpx.AsyncClient(
+                base_url=self.base_url, headers=headers, timeout=self.timeout, trust_env=False
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def __aenter__(self) -> HttpKernel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _not_running(self) -> ServerNotRunning:
+        return ServerNotRunning(f"no cao-server is running at {self.base_url}; start it with `cao server`")
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        import httpx
+
+        try:
+            response = await self._http().request(
+                method,
+                path,
+                json=dict(json) if json is not None else None,
+                params=params,
+                timeout=self.timeout if timeout is None else timeout,
+            )
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise self._not_running() from None
+        except httpx.TimeoutException:
+            raise Timeout(f"cao-server at {self.base_url} did not answer {method} {path} in time") from None
+        except httpx.RemoteProtocolError as exc:
+            raise ServerNotRunning(f"cao-server at {self.base_url} closed the connection: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise CaoError(f"request to cao-server at {self.base_url} failed: {exc}") from None
+        if response.status_code >= 400:
+            raise self._error(response)
+        return response.json() if response.content else None
+
+    @staticmethod
+    def _error(response: httpx.Response) -> CaoError:
+        name: Any = None
+        try:
+            data = response.json()
+            detail = data.get("detail") if isinstance(data, dict) else None
+            name = data.get("error") if isinstance(data, dict) else None
+        except ValueError:
+            detail = None
+        if not isinstance(detail, str):
+            detail = f"cao-server answered {response.status_code}: {detail or response.text.strip()[:200]}"
+        return error_class(name, response.status_code)(detail)
+
+    async def ping(self) -> dict[str, Any]:
+        """The server's health answer; raises ``ServerNotRunning`` when nothing answers."""
+        data = await self._call("GET", "/health", timeout=min(self.timeout, 5.0))
+        if not isinstance(data, dict) or data.get("status") != "ok":
+            raise self._not_running()
+        return data
+
+    # -- sessions and terminals -------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        agent_profile: str,
+        *,
+        provider: str | None = None,
+        session_name: str | None = None,
+        working_directory: str | None = None,
+        allowed_tools: Sequence[str] | None = None,
+        model: str | None = None,
+        yolo: bool = False,
+        env: Mapping[str, str] | None = None,
+        wait_ready: bool = True,
+    ) -> Terminal:
+        """Create a session; ``working_directory`` defaults to this process's current folder."""
+        body = _body(
+            agent_profile=agent_profile,
+            provider=provider,
+            session_name=session_name,
+            working_directory=working_directory or os.getcwd(),
+            allowed_tools=list(allowed_tools) if allowed_tools is not None else None,
+            model=model,
+            yolo=yolo,
+            env_vars=dict(env) if env else None,
+            wait_ready=wait_ready,
+        )
+        data = await self._call("POST", "/sessions", json=body, timeout=max(self.timeout, CREATE_TIMEOUT))
+        return wire.terminal_from_json(data)
+
+    async def create_terminal(
+        self,
+        session_name: str,
+        agent_profile: str,
+        *,
+        provider: str | None = None,
+        working_directory: str | None = None,
+        caller_id: str | None = None,
+        allowed_tools: Sequence[str] | None = None,
+        model: str | None = None,
+        yolo: bool = False,
+        env: Mapping[str, str] | None = None,
+        wait_ready: bool = True,
+    ) -> Terminal:
+        """Add a terminal to a session; ``working_directory`` defaults to this process's current folder."""
+        body = _body(
+            agent_profile=agent_profile,
+            provider=provider,
+            working_directory=working_directory or os.getcwd(),
+            caller_id=_terminal_id(caller_id) if caller_id is not None else None,
+            allowed_tools=list(allowed_tools) if allowed_tools is not None else None,
+            model=model,
+            yolo=yolo,
+            env_vars=dict(env) if env else None,
+            wait_ready=wait_ready,
+        )
+        data = await self._call(
+            "POST",
+            f"/sessions/{_session(session_name)}/terminals",
+            json=body,
+            timeout=max(self.timeout, CREATE_TIMEOUT),
+        )
+        return wire.terminal_from_json(data)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return [wire.session_from_json(row) for row in await self._call("GET", "/sessions")]
+
+    async def get_session(self, session_name: str) -> tuple[SessionInfo, list[Terminal]]:
+        data = await self._call("GET", f"/sessions/{_session(session_name)}")
+        return wire.session_from_json(data["session"]), [
+            wire.terminal_from_json(t) for t in data["terminals"]
+        ]
+
+    async def delete_session(self, session_name: str) -> list[str]:
+        data = await self._call("DELETE", f"/sessions/{_session(session_name)}")
+        return list(data["deleted"])
+
+    async def list_terminals(self, session_name: str) -> list[Terminal]:
+        rows = await self._call("GET", f"/sessions/{_session(session_name)}/terminals")
+        return [wire.terminal_from_json(row) for row in rows]
+
+    async def get_terminal(self, terminal_id: str) -> Terminal:
+        return wire.terminal_from_json(await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}"))
+
+    async def delete_terminal(self, terminal_id: str) -> None:
+        await self._call("DELETE", f"/terminals/{_terminal_id(terminal_id)}")
+
+    # -- input and output -------------------------------------------------------------------------
+
+    async def send_input(self, terminal_id: str, text: str) -> None:
+        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/input", json={"message": text})
+
+    async def send_keys(self, terminal_id: str, key: str) -> None:
+        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/key", json={"key": key})
+
+    async def get_output(self, terminal_id: str, mode: str = "full") -> str:
+        data = await self._call(
+            "GET", f"/terminals/{_terminal_id(terminal_id)}/output", params={"mode": mode}
+        )
+        return str(data["output"])
+
+    async def get_status(self, terminal_id: str) -> StatusReport:
+        return wire.report_from_json(
+            await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/status")
+        )
+
+    async def wait_for_status(
+        self, terminal_id: str, statuses: Collection[TerminalStatus], timeout: float
+    ) -> StatusReport:
+        """Long-poll the server until the terminal reaches one of ``statuses``; ``Timeout`` after
+        ``timeout`` seconds, ``AgentFailed`` when it reaches error instead (unless error is awaited)."""
+        path = f"/terminals/{_terminal_id(terminal_id)}/wait"
+        wanted = ",".join(str(getattr(s, "value", s)) for s in statuses)
+        deadline = time.monotonic() + float(timeout)
+        while True:
+            chunk = max(0.0, min(MAX_WAIT, deadline - time.monotonic()))
+            try:
+                data = await self._call(
+                    "GET",
+                    path,
+                    params={"status": wanted, "timeout": repr(chunk)},
+                    timeout=chunk + self.timeout,
+                )
+            except Timeout:
+                if deadline - time.monotonic() > 0.05:
+                    continue
+                raise
+            return wire.report_from_json(data)
+
+    async def exit_terminal(self, terminal_id: str) -> None:
+        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/exit")
+
+    async def working_directory(self, terminal_id: str) -> str | None:
+        data = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/working-directory")
+        return data["working_directory"]
+
+    # -- messaging and orchestration --------------------------------------------------------------
+
+    async def send_message(
+        self, sender_id: str, receiver_id: str | None, message: str, *, idempotency_key: str | None = None
+    ) -> Message:
+        """Queue ``message`` for ``receiver_id`` (None: the sender's caller). A sender that is not a
+        terminal id (``user``, a script's name) needs an explicit receiver."""
+        body = _body(message=message, idempotency_key=idempotency_key)
+        if isinstance(sender_id, str) and validation.TERMINAL_ID_RE.match(sender_id):
+            body["receiver_id"] = _terminal_id(receiver_id) if receiver_id is not None else None
+            data = await self._call("POST", f"/terminals/{sender_id}/send_message", json=body)
+        else:
+            if receiver_id is None:
+                raise InvalidInput("no receiver given and the sender has no caller to reply to")
+            body["sender_id"] = sender_id
+            data = await self._call(
+                "POST", f"/terminals/{_terminal_id(receiver_id)}/inbox/messages", json=body
+            )
+        return wire.message_from_json(data)
+
+    async def list_messages(
+        self, terminal_id: str, *, state: MessageState | str | None = None, limit: int = 10
+    ) -> list[Message]:
+        params: dict[str, Any] = {"limit": limit}
+        if state is not None:
+            params["status"] = str(getattr(state, "value", state))
+        rows = await self._call(
+            "GET", f"/terminals/{_terminal_id(terminal_id)}/inbox/messages", params=params
+        )
+        return [wire.message_from_json(row) for row in rows]
+
+    async def handoff(
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
+    ) -> DelegationResult:
+        body = {"agent_profile": agent_profile, "message": message, "timeout": timeout}
+        path = "/handoff" if caller_id is None else f"/terminals/{_terminal_id(caller_id)}/handoff"
+        data = await self._call(
+            "POST", path, json=body, timeout=float(timeout) + CREATE_TIMEOUT + HANDOFF_MARGIN
+        )
+        return wire.delegation_from_json(data)
+
+    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
+        data = await self._call(
+            "POST",
+            f"/terminals/{_terminal_id(caller_id)}/assign",
+            json={"agent_profile": agent_profile, "message": message},
+            timeout=max(self.timeout, CREATE_TIMEOUT),
+        )
+        return wire.delegation_from_json(data)
+
+    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
+        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/answer", json={"answer": answer})
+
+    # -- profiles and providers -------------------------------------------------------------------
+
+    async def list_profiles(self) -> list[AgentProfile]:
+        return [wire.profile_from_json(row) for row in await self._call("GET", "/agents/profiles")]
+
+    async def get_profile(self, name: str) -> AgentProfile:
+        return wire.profile_from_json(await self._call("GET", f"/agents/profiles/{_profile(name)}"))
+
+    async def list_providers(self) -> list[Mapping[str, Any]]:
+        return list(await self._call("GET", "/agents/providers"))
+
+    async def install_profile(
+        self, source: str, *, provider: str | None = None, env: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """Install a profile on the server from a name or an https URL (never a local path: read the
+        file yourself and install it with ``cao install``). ``env`` holds ``KEY=VALUE`` strings."""
+        values: dict[str, str] = {}
+        for pair in env or ():
+            key, sep, value = pair.partition("=")
+            if not sep or not key:
+                raise InvalidInput(f"invalid environment assignment {pair!r}: use KEY=VALUE")
+            values[key] = value
+        body = _body(source=source, provider=provider, env_vars=values or None)
+        return dict(
+            await self._call("POST", "/agents/profiles/install", json=body, timeout=max(self.timeout, 60.0))
+        )
+
+
+def connect(settings: Mapping[str, Any] | None = None, *, timeout: float = 30.0) -> HttpKernel:
+    """An ``HttpKernel`` for the server named by ``CAO_API_HOST``/``CAO_API_PORT`` (default
+    127.0.0.1:9889), with the API token from ``<CAO_HOME_DIR>/api-token`` when that file exists."""
+    from .api_token import read_token
+
+    settings = os.environ if settings is None else settings
+    host = advertised_host(str(settings.get("CAO_API_HOST") or DEFAULT_HOST).strip())
+    port = str(settings.get("CAO_API_PORT") or DEFAULT_PORT).strip()
+    if not (port.isascii() and port.isdigit()):
+        raise InvalidInput(f"CAO_API_PORT must be a port number, got {port!r}")
+    return HttpKernel(base_url(host, port), token=read_token(home_dir(settings)), timeout=timeout)
+
+
+__all__ = ["HttpKernel", "ServerNotRunning", "connect"]

@@ -1,0 +1,147 @@
+"""``cao terminal ...``: inspect and drive one terminal by its id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from cao_hookspecs import KernelAPI, StatusReport, Terminal
+
+INBOX_STATES = ("pending", "delivering", "delivered", "failed", "dead")
+MESSAGE_WIDTH = 60
+
+
+@click.group()
+def terminal() -> None:
+    """Inspect and drive single terminals (ids are 8 hex characters)."""
+
+
+@terminal.command("list")
+@click.argument("session_name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_terminals(session_name: str, as_json: bool) -> None:
+    """List the terminals of SESSION_NAME, oldest (the conductor) first."""
+    from . import _api
+    from ._render import echo_json, status_of, table, terminal_json
+
+    async def body(api: KernelAPI) -> list[Terminal]:
+        _info, terminals = await api.get_session(session_name)
+        return terminals
+
+    terminals = _api.run(body)
+    if as_json:
+        echo_json([terminal_json(t) for t in terminals])
+    elif not terminals:
+        click.echo(f"No terminals in session '{session_name}'")
+    else:
+        table([("ID", 10), ("NAME", 24), ("AGENT", 20), ("PROVIDER", 14), ("STATUS", 20)],
+              [(t.id, t.name, t.agent_profile, t.provider, status_of(t)) for t in terminals])
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(terminal_id: str, as_json: bool) -> None:
+    """Show TERMINAL_ID's status, the evidence for it, and where it runs."""
+    from . import _api
+    from ._render import echo_json, iso_time, terminal_json
+
+    async def body(api: KernelAPI) -> tuple[Terminal, StatusReport]:
+        return await api.get_terminal(terminal_id), await api.get_status(terminal_id)
+
+    record, report = _api.run(body)
+    state = str(getattr(report.status, "value", report.status))
+    if as_json:
+        echo_json({**terminal_json(record), "status": state, "evidence": report.evidence,
+                   "since": iso_time(report.since) if report.since else None})
+        return
+    click.echo(f"Terminal: {record.id} ({record.name})")
+    click.echo(f"Session:  {record.session_name}")
+    click.echo(f"Agent:    {record.agent_profile}")
+    click.echo(f"Provider: {record.provider}")
+    click.echo(f"Status:   {state}" + (f" ({report.evidence})" if report.evidence else ""))
+    if record.working_directory:
+        click.echo(f"Folder:   {record.working_directory}")
+    if record.caller_id:
+        click.echo(f"Caller:   {record.caller_id}")
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.option("--mode", type=click.Choice(["full", "last"]), default="full", show_default=True,
+              help="full: the screen and its scrollback; last: the agent's last answer.")
+def output(terminal_id: str, mode: str) -> None:
+    """Print TERMINAL_ID's output."""
+    from . import _api
+
+    text = _api.run(lambda api: api.get_output(terminal_id, mode))
+    click.echo(text.rstrip("\n"))
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.argument("message")
+def send(terminal_id: str, message: str) -> None:
+    """Type MESSAGE into TERMINAL_ID and submit it (no wait; see `cao session send`)."""
+    from . import _api
+
+    _api.run(lambda api: api.send_input(terminal_id, message))
+    click.echo(f"Message sent to terminal {terminal_id}")
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.argument("key")
+def key(terminal_id: str, key: str) -> None:
+    """Press KEY in TERMINAL_ID (a tmux key name: Enter, Escape, Up, C-c, ...)."""
+    from . import _api
+
+    _api.run(lambda api: api.send_keys(terminal_id, key))
+    click.echo(f"Sent {key} to terminal {terminal_id}")
+
+
+@terminal.command("exit")
+@click.argument("terminal_id")
+def exit_(terminal_id: str) -> None:
+    """Ask TERMINAL_ID's agent to quit with its provider's exit command (the terminal stays)."""
+    from . import _api
+
+    _api.run(lambda api: api.exit_terminal(terminal_id))
+    click.echo(f"Exit command sent to terminal {terminal_id}")
+
+
+@terminal.command()
+@click.argument("terminal_id")
+def delete(terminal_id: str) -> None:
+    """Stop TERMINAL_ID and its agent, and remove it."""
+    from . import _api
+
+    _api.run(lambda api: api.delete_terminal(terminal_id))
+    click.echo(f"✓ Deleted terminal {terminal_id}")
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.option("--state", type=click.Choice(INBOX_STATES), help="Only messages in this state.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="At most this many messages, oldest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def inbox(terminal_id: str, state: str | None, limit: int, as_json: bool) -> None:
+    """List the messages queued for or delivered to TERMINAL_ID."""
+    from cao_hookspecs import MessageState
+
+    from . import _api
+    from ._render import clock, echo_json, message_json, one_line, table
+
+    wanted = MessageState(state) if state else None
+    messages = _api.run(lambda api: api.list_messages(terminal_id, state=wanted, limit=limit))
+    if as_json:
+        echo_json([message_json(m) for m in messages])
+    elif not messages:
+        click.echo(f"No messages for terminal {terminal_id}" + (f" in state {state}" if state else ""))
+    else:
+        table([("ID", 6), ("FROM", 10), ("STATE", 10), ("TIME", 8), ("MESSAGE", MESSAGE_WIDTH)],
+              [(m.id, m.sender_id, message_json(m)["status"], clock(m.created_at),
+                one_line(m.body, MESSAGE_WIDTH)) for m in messages])

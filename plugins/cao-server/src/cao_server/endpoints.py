@@ -1,0 +1,750 @@
+"""The built-in routes: upstream's paths, parameters, answers and status codes, plus cao's orchestration
+routes. Each route is one ``Endpoint`` record; ``app`` mounts them and ``openapi`` describes them.
+
+A handler gets the server context (kernel and settings) and the parsed call, and returns JSON-ready
+data (sent with the endpoint's status) or a ``Reply`` for a different status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from cao_hookspecs import NotFound, StatusReport, Terminal
+from cao_hookspecs.errors import InvalidInput
+
+from . import validation, wire
+from .errors import NotSupported
+from .params import Param
+from .schemas import MESSAGE_STATES, ORCHESTRATION_TYPES, STATUSES, array_of, ref
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from .settings import ServerSettings
+
+ID_PATTERN = "^[a-f0-9]{8}$"
+# The sender recorded for an initial message given at creation (no terminal sent it).
+USER_SENDER = "user"
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """What handlers share: the kernel behind the server and the server's settings."""
+
+    kernel: Any
+    settings: ServerSettings
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """One parsed request: checked path values, parameters, and the raw request for anything else."""
+
+    path: dict[str, str]
+    args: dict[str, Any]
+    request: Request
+
+
+@dataclasses.dataclass(frozen=True)
+class Reply:
+    status: int
+    data: Any
+
+
+Handler = Callable[[Context, Call], Awaitable[Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoint:
+    """A built-in route. ``errors`` lists the error statuses it may answer, for the OpenAPI document."""
+
+    method: str
+    path: str
+    name: str
+    summary: str
+    handler: Handler
+    tag: str
+    params: tuple[Param, ...] = ()
+    status: int = 200
+    response: dict[str, Any] = dataclasses.field(default_factory=lambda: ref("Success"))
+    errors: tuple[int, ...] = ()
+
+
+# -- parameters used by several routes -------------------------------------------------------------
+
+AGENT_PROFILE = Param("agent_profile", required=True, description="agent profile name")
+PROVIDER = Param(
+    "provider", description="provider (agent CLI); default: the profile's, else CAO_DEFAULT_PROVIDER"
+)
+WORKDIR = Param("working_directory", description="folder the agent starts in (must exist; not a system root)")
+ALLOWED_TOOLS = Param("allowed_tools", type="list", description="tools the agent may use")
+MODEL = Param("model", description="model override, letters/digits/._:/- up to 128")
+YOLO = Param("yolo", type="boolean", default=False, description="let the agent skip its permission prompts")
+WAIT_READY = Param(
+    "wait_ready", type="boolean", default=True, description="answer only once the agent is ready for input"
+)
+ENV_VARS = Param("env_vars", type="map", body_only=True, description="extra environment for the terminal")
+INITIAL_MESSAGE = Param(
+    "initial_message",
+    max_bytes=validation.MAX_INPUT_BYTES,
+    description="queued for the agent; the call then answers without waiting for it",
+)
+MESSAGE = Param(
+    "message", required=True, max_bytes=validation.MAX_INPUT_BYTES, description="text, at most 1 MiB"
+)
+IDEMPOTENCY_KEY = Param("idempotency_key", description="a retried send with the same key queues nothing new")
+HANDOFF_TIMEOUT = Param(
+    "timeout",
+    type="number",
+    default=600.0,
+    minimum=1,
+    maximum=3600,
+    description="seconds to wait for the worker's answer",
+)
+
+
+def _creation_kwargs(args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "provider": args["provider"],
+        "working_directory": args["working_directory"],
+        "allowed_tools": args["allowed_tools"],
+        "model": args["model"],
+        "yolo": args["yolo"],
+        "env": args["env_vars"],
+    }
+
+
+async def _with_reports(kernel: Any, terminals: list[Terminal]) -> list[dict[str, Any]]:
+    async def one(terminal: Terminal) -> dict[str, Any]:
+        try:
+            report: StatusReport | None = await kernel.get_status(terminal.id)
+        except NotFound:  # deleted between the listing and this read
+            report = None
+        return wire.terminal_json(terminal, report)
+
+    return list(await asyncio.gather(*(one(t) for t in terminals)))
+
+
+async def _queue_initial(
+    ctx: Context, terminal: Terminal, text: str | None, *, rollback: Callable[[], Awaitable[Any]]
+) -> None:
+    if text is None:
+        return
+    try:
+        await ctx.kernel.send_message(USER_SENDER, terminal.id, text)
+    except BaseException:
+        # The message is part of the request: without it the terminal must not stay behind.
+        await rollback()
+        raise
+
+
+# -- health ----------------------------------------------------------------------------------------
+
+
+async def health(ctx: Context, call: Call) -> Any:
+    from . import __version__
+
+    return {
+        "status": "ok",
+        "service": "cli-agent-orchestrator",
+        "version": __version__,
+        "terminal_backend": ctx.settings.terminal_backend,
+        "components": {"cao": "ok"},
+    }
+
+
+# -- sessions --------------------------------------------------------------------------------------
+
+
+async def create_session(ctx: Context, call: Call) -> Any:
+    args = call.args
+    initial = args["initial_message"]
+    if initial is not None and not initial.strip():
+        raise InvalidInput("initial_message must not be empty")
+    terminal = await ctx.kernel.create_session(
+        args["agent_profile"],
+        session_name=args["session_name"],
+        wait_ready=args["wait_ready"] and initial is None,
+        **_creation_kwargs(args),
+    )
+    await _queue_initial(
+        ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_session(terminal.session_name)
+    )
+    return Reply(201, wire.terminal_json(terminal))
+
+
+async def list_sessions(ctx: Context, call: Call) -> Any:
+    sessions = await ctx.kernel.list_sessions()
+    members = await asyncio.gather(*(ctx.kernel.list_terminals(info.name) for info in sessions))
+    return [wire.session_json(info, terms) for info, terms in zip(sessions, members, strict=True)]
+
+
+async def get_session(ctx: Context, call: Call) -> Any:
+    info, terminals = await ctx.kernel.get_session(call.path["session_name"])
+    return {
+        "session": wire.session_json(info, terminals),
+        "terminals": await _with_reports(ctx.kernel, terminals),
+    }
+
+
+async def delete_session(ctx: Context, call: Call) -> Any:
+    deleted = await ctx.kernel.delete_session(call.path["session_name"])
+    return {"success": True, "deleted": list(deleted), "errors": []}
+
+
+async def create_terminal(ctx: Context, call: Call) -> Any:
+    args = call.args
+    initial = args["initial_message"]
+    if initial is not None and not initial.strip():
+        raise InvalidInput("initial_message must not be empty")
+    wait = args["wait_ready"] and not args["defer_init"] and initial is None
+    terminal = await ctx.kernel.create_terminal(
+        call.path["session_name"],
+        args["agent_profile"],
+        caller_id=args["caller_id"],
+        wait_ready=wait,
+        **_creation_kwargs(args),
+    )
+    await _queue_initial(ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_terminal(terminal.id))
+    return Reply(201, wire.terminal_json(terminal))
+
+
+async def list_terminals(ctx: Context, call: Call) -> Any:
+    return await _with_reports(ctx.kernel, await ctx.kernel.list_terminals(call.path["session_name"]))
+
+
+# -- terminals -------------------------------------------------------------------------------------
+
+
+async def get_terminal(ctx: Context, call: Call) -> Any:
+    terminal_id = call.path["terminal_id"]
+    terminal = await ctx.kernel.get_terminal(terminal_id)
+    return wire.terminal_json(terminal, await ctx.kernel.get_status(terminal_id))
+
+
+async def delete_terminal(ctx: Context, call: Call) -> Any:
+    await ctx.kernel.delete_terminal(call.path["terminal_id"])
+    return {"success": True}
+
+
+async def send_input(ctx: Context, call: Call) -> Any:
+    # sender_id and orchestration_type are upstream's; they are checked, and the text is typed as given.
+    await ctx.kernel.send_input(call.path["terminal_id"], call.args["message"])
+    return {"success": True}
+
+
+async def send_key(ctx: Context, call: Call) -> Any:
+    await ctx.kernel.send_keys(call.path["terminal_id"], validation.key(call.args["key"]))
+    return {"success": True}
+
+
+async def get_output(ctx: Context, call: Call) -> Any:
+    mode = call.args["mode"]
+    return {"output": await ctx.kernel.get_output(call.path["terminal_id"], mode), "mode": mode}
+
+
+async def exit_terminal(ctx: Context, call: Call) -> Any:
+    await ctx.kernel.exit_terminal(call.path["terminal_id"])
+    return {"success": True}
+
+
+async def working_directory(ctx: Context, call: Call) -> Any:
+    return {"working_directory": await ctx.kernel.working_directory(call.path["terminal_id"])}
+
+
+async def get_status(ctx: Context, call: Call) -> Any:
+    terminal_id = call.path["terminal_id"]
+    return wire.report_json(terminal_id, await ctx.kernel.get_status(terminal_id))
+
+
+async def wait_status(ctx: Context, call: Call) -> Any:
+    from cao_hookspecs import TerminalStatus
+
+    terminal_id = call.path["terminal_id"]
+    wanted = [TerminalStatus(s) for s in call.args["status"]]
+    if not wanted:
+        raise InvalidInput("name at least one status to wait for")
+    report = await ctx.kernel.wait_for_status(terminal_id, wanted, call.args["timeout"])
+    return wire.report_json(terminal_id, report)
+
+
+# -- inbox and orchestration -----------------------------------------------------------------------
+
+
+def _idempotency(args: dict[str, Any]) -> dict[str, Any]:
+    key = args.get("idempotency_key")
+    return {} if key is None else {"idempotency_key": key}
+
+
+def _queued(message: Any) -> dict[str, Any]:
+    return {"success": True, "message_id": message.id, **wire.message_json(message)}
+
+
+async def post_inbox(ctx: Context, call: Call) -> Any:
+    args = call.args
+    message = await ctx.kernel.send_message(
+        args["sender_id"], call.path["terminal_id"], args["message"], **_idempotency(args)
+    )
+    return _queued(message)
+
+
+async def list_inbox(ctx: Context, call: Call) -> Any:
+    state = call.args["status"]
+    if state is not None and state not in MESSAGE_STATES:
+        raise InvalidInput(f"invalid message status {state!r}: use one of {', '.join(MESSAGE_STATES)}")
+    messages = await ctx.kernel.list_messages(call.path["terminal_id"], state=state, limit=call.args["limit"])
+    return [wire.message_json(m) for m in messages]
+
+
+async def send_message(ctx: Context, call: Call) -> Any:
+    args = call.args
+    message = await ctx.kernel.send_message(
+        call.path["terminal_id"], args["receiver_id"], args["message"], **_idempotency(args)
+    )
+    return _queued(message)
+
+
+async def handoff(ctx: Context, call: Call) -> Any:
+    args = call.args
+    caller = call.path.get("terminal_id", args.get("caller_id"))
+    result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"])
+    return wire.delegation_json(result)
+
+
+async def assign(ctx: Context, call: Call) -> Any:
+    args = call.args
+    result = await ctx.kernel.assign(call.path["terminal_id"], args["agent_profile"], args["message"])
+    return wire.delegation_json(result)
+
+
+async def answer(ctx: Context, call: Call) -> Any:
+    await ctx.kernel.answer_user_prompt(call.path["terminal_id"], call.args["answer"])
+    return {"success": True}
+
+
+# -- profiles and providers ------------------------------------------------------------------------
+
+
+async def list_profiles(ctx: Context, call: Call) -> Any:
+    return [{**wire.profile_json(p), "loadable": True} for p in await ctx.kernel.list_profiles()]
+
+
+async def get_profile(ctx: Context, call: Call) -> Any:
+    return wire.profile_json(await ctx.kernel.get_profile(call.path["name"]))
+
+
+async def install_profile(ctx: Context, call: Call) -> Any:
+    args = call.args
+    source = args["source"].strip()
+    # Over HTTP only names and https URLs: a path would let a caller make the server read its files.
+    if not (source.lower().startswith("https://") or validation.PROFILE_NAME_RE.match(source)):
+        raise InvalidInput(f"cannot install {source!r} over HTTP: give a profile name or an https:// URL")
+    install = getattr(ctx.kernel, "install_profile", None)
+    if install is None:
+        raise NotSupported("this server's kernel cannot install profiles")
+    env = [f"{k}={v}" for k, v in (args["env_vars"] or {}).items()]
+    result = await install(source, provider=args["provider"], env=env)
+    name = getattr(result, "name", None) or source
+    return {
+        "success": True,
+        "message": f"Installed agent profile {name!r}",
+        "agent_name": name,
+        "agent_file": getattr(result, "store_file", None),
+        "context_file": getattr(result, "context_file", None),
+        "unresolved_vars": list(getattr(result, "unresolved_vars", ()) or ()),
+        "source_kind": getattr(result, "source_kind", None),
+        "provider": getattr(result, "provider", None),
+    }
+
+
+async def list_providers(ctx: Context, call: Call) -> Any:
+    return [wire.jsonable(p) for p in await ctx.kernel.list_providers()]
+
+
+# -- the table -------------------------------------------------------------------------------------
+
+T = "/terminals/{terminal_id}"
+S = "/sessions/{session_name}"
+ID_ERRORS = (404, 422)
+CALLER_ID = Param("caller_id", pattern=ID_PATTERN, description="terminal that starts the worker (8 hex)")
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        "GET",
+        "/health",
+        "health",
+        "Liveness and the terminal backend in use",
+        health,
+        "server",
+        response=ref("Health"),
+    ),
+    Endpoint(
+        "POST",
+        "/sessions",
+        "create_session",
+        "Create a session with one agent terminal",
+        create_session,
+        "sessions",
+        status=201,
+        response=ref("Terminal"),
+        errors=(400, 403, 404, 409, 413, 422, 502, 504),
+        params=(
+            AGENT_PROFILE,
+            Param("session_name", description="name; 'cao-' is added when missing"),
+            PROVIDER,
+            WORKDIR,
+            ALLOWED_TOOLS,
+            MODEL,
+            YOLO,
+            WAIT_READY,
+            ENV_VARS,
+            INITIAL_MESSAGE,
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/sessions",
+        "list_sessions",
+        "List cao sessions",
+        list_sessions,
+        "sessions",
+        response=array_of("Session"),
+    ),
+    Endpoint(
+        "GET",
+        S,
+        "get_session",
+        "A session and its terminals",
+        get_session,
+        "sessions",
+        response=ref("SessionDetail"),
+        errors=(400, 404),
+    ),
+    Endpoint(
+        "DELETE",
+        S,
+        "delete_session",
+        "Delete a session and every terminal in it",
+        delete_session,
+        "sessions",
+        response=ref("SessionDeleted"),
+        errors=(400, 404),
+    ),
+    Endpoint(
+        "POST",
+        S + "/terminals",
+        "create_terminal",
+        "Add an agent terminal to a session",
+        create_terminal,
+        "sessions",
+        status=201,
+        response=ref("Terminal"),
+        errors=(400, 403, 404, 409, 413, 422, 502, 504),
+        params=(
+            AGENT_PROFILE,
+            PROVIDER,
+            WORKDIR,
+            ALLOWED_TOOLS,
+            CALLER_ID,
+            Param(
+                "defer_init",
+                type="boolean",
+                default=False,
+                description="answer at once; the agent starts in the background",
+            ),
+            MODEL,
+            YOLO,
+            WAIT_READY,
+            ENV_VARS,
+            INITIAL_MESSAGE,
+        ),
+    ),
+    Endpoint(
+        "GET",
+        S + "/terminals",
+        "list_terminals",
+        "Terminals of a session, oldest first",
+        list_terminals,
+        "sessions",
+        response=array_of("Terminal"),
+        errors=(400,),
+    ),
+    Endpoint(
+        "GET",
+        T,
+        "get_terminal",
+        "A terminal with its live status",
+        get_terminal,
+        "terminals",
+        response=ref("Terminal"),
+        errors=ID_ERRORS,
+    ),
+    Endpoint(
+        "DELETE",
+        T,
+        "delete_terminal",
+        "Stop a terminal and everything running in it",
+        delete_terminal,
+        "terminals",
+        errors=ID_ERRORS,
+    ),
+    Endpoint(
+        "POST",
+        T + "/input",
+        "send_input",
+        "Type text into a terminal and submit it",
+        send_input,
+        "terminals",
+        errors=(*ID_ERRORS, 400, 409, 413),
+        params=(
+            MESSAGE,
+            Param("sender_id", description="who sends it (upstream's; informational)"),
+            Param("orchestration_type", enum=ORCHESTRATION_TYPES, description="upstream's; informational"),
+        ),
+    ),
+    Endpoint(
+        "POST",
+        T + "/key",
+        "send_key",
+        "Press one key (tmux key name) without Enter",
+        send_key,
+        "terminals",
+        errors=(*ID_ERRORS, 400),
+        params=(Param("key", required=True, description="Enter, Escape, Up, C-c, ..."),),
+    ),
+    Endpoint(
+        "GET",
+        T + "/output",
+        "get_output",
+        "Screen with scrollback, or the agent's last answer",
+        get_output,
+        "terminals",
+        response=ref("Output"),
+        errors=(*ID_ERRORS, 409),
+        params=(
+            Param(
+                "mode",
+                default="full",
+                enum=("full", "last"),
+                description="full: screen and scrollback; last: the agent's final answer",
+            ),
+        ),
+    ),
+    Endpoint(
+        "POST",
+        T + "/exit",
+        "exit_terminal",
+        "Ask the agent CLI to quit",
+        exit_terminal,
+        "terminals",
+        errors=(*ID_ERRORS, 409),
+    ),
+    Endpoint(
+        "GET",
+        T + "/working-directory",
+        "working_directory",
+        "The live working directory",
+        working_directory,
+        "terminals",
+        response=ref("WorkingDirectory"),
+        errors=ID_ERRORS,
+    ),
+    Endpoint(
+        "GET",
+        T + "/status",
+        "get_status",
+        "Status, the evidence for it, and since when",
+        get_status,
+        "terminals",
+        response=ref("StatusReport"),
+        errors=ID_ERRORS,
+    ),
+    Endpoint(
+        "GET",
+        T + "/wait",
+        "wait_status",
+        "Long-poll until the terminal reaches one of the statuses",
+        wait_status,
+        "terminals",
+        response=ref("StatusReport"),
+        errors=(*ID_ERRORS, 400, 502, 504),
+        params=(
+            Param(
+                "status",
+                type="list",
+                default=["completed", "idle"],
+                enum=STATUSES,
+                description="statuses to wait for",
+            ),
+            Param(
+                "timeout",
+                type="number",
+                default=60.0,
+                minimum=0,
+                maximum=3600,
+                description="seconds; 504 when they pass first",
+            ),
+        ),
+    ),
+    Endpoint(
+        "POST",
+        T + "/inbox/messages",
+        "post_inbox",
+        "Queue a message for this terminal",
+        post_inbox,
+        "inbox",
+        response=ref("MessageQueued"),
+        errors=(*ID_ERRORS, 400, 403, 413),
+        params=(
+            Param("sender_id", required=True, description="who sends it (any text)"),
+            MESSAGE,
+            IDEMPOTENCY_KEY,
+        ),
+    ),
+    Endpoint(
+        "GET",
+        T + "/inbox/messages",
+        "list_inbox",
+        "Messages for this terminal, oldest first",
+        list_inbox,
+        "inbox",
+        response=array_of("Message"),
+        errors=(400, 422),
+        params=(
+            Param("limit", type="integer", default=10, minimum=1, maximum=1000),
+            Param("status", description="pending, delivering, delivered, failed or dead"),
+        ),
+    ),
+    Endpoint(
+        "POST",
+        T + "/send_message",
+        "send_message",
+        "Send a message from this terminal",
+        send_message,
+        "orchestration",
+        response=ref("MessageQueued"),
+        errors=(*ID_ERRORS, 400, 403, 413),
+        params=(
+            Param(
+                "receiver_id",
+                pattern=ID_PATTERN,
+                nullable=True,
+                description="receiver; default: the terminal that created the sender",
+            ),
+            MESSAGE,
+            IDEMPOTENCY_KEY,
+        ),
+    ),
+    Endpoint(
+        "POST",
+        T + "/handoff",
+        "handoff",
+        "Run a worker on a task and wait for its answer",
+        handoff,
+        "orchestration",
+        response=ref("DelegationResult"),
+        errors=(*ID_ERRORS, 400, 403, 413, 502, 504),
+        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT),
+    ),
+    Endpoint(
+        "POST",
+        "/handoff",
+        "handoff_from_user",
+        "Handoff with no calling terminal (a new session)",
+        handoff,
+        "orchestration",
+        response=ref("DelegationResult"),
+        errors=(400, 403, 404, 413, 422, 502, 504),
+        params=(
+            Param("caller_id", pattern=ID_PATTERN, nullable=True, description="calling terminal, if any"),
+            AGENT_PROFILE,
+            MESSAGE,
+            HANDOFF_TIMEOUT,
+        ),
+    ),
+    Endpoint(
+        "POST",
+        T + "/assign",
+        "assign",
+        "Start a worker on a task and return at once",
+        assign,
+        "orchestration",
+        response=ref("DelegationResult"),
+        errors=(*ID_ERRORS, 400, 403, 413),
+        params=(AGENT_PROFILE, MESSAGE),
+    ),
+    Endpoint(
+        "POST",
+        T + "/answer",
+        "answer",
+        "Answer the question the agent is waiting on",
+        answer,
+        "orchestration",
+        errors=(*ID_ERRORS, 400, 409, 413),
+        params=(Param("answer", required=True, max_bytes=validation.MAX_INPUT_BYTES),),
+    ),
+    Endpoint(
+        "GET",
+        "/agents/profiles",
+        "list_profiles",
+        "Every loadable agent profile",
+        list_profiles,
+        "profiles",
+        response=array_of("ProfileSummary"),
+    ),
+    Endpoint(
+        "GET",
+        "/agents/profiles/{name}",
+        "get_profile",
+        "One parsed agent profile",
+        get_profile,
+        "profiles",
+        response=ref("AgentProfile"),
+        errors=(400, 404),
+    ),
+    Endpoint(
+        "POST",
+        "/agents/profiles/install",
+        "install_profile",
+        "Install a profile from a name or https URL",
+        install_profile,
+        "profiles",
+        response=ref("InstallResult"),
+        errors=(400, 404, 422, 501),
+        params=(
+            Param("source", required=True, description="profile name or https:// URL"),
+            Param("provider", description="provider to record for it"),
+            Param(
+                "env_vars",
+                type="map",
+                body_only=True,
+                description="values for the profile's ${VAR} placeholders",
+            ),
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/agents/providers",
+        "list_providers",
+        "Installed providers",
+        list_providers,
+        "profiles",
+        response=array_of("Provider"),
+    ),
+)
+
+
+def check_path(path: dict[str, str]) -> dict[str, str]:
+    """Check path values by name: terminal ids (422), session and profile names (400)."""
+    if "terminal_id" in path:
+        validation.terminal_id(path["terminal_id"])
+    if "session_name" in path:
+        validation.session_name(path["session_name"])
+    if "name" in path:
+        validation.profile_name(path["name"])
+    return path
+
+
+__all__ = ["Call", "Context", "ENDPOINTS", "Endpoint", "Reply", "check_path"]

@@ -1,0 +1,152 @@
+"""The OpenAPI 3 document, generated from the same route declarations the server mounts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .schemas import SCHEMAS, ref
+
+if TYPE_CHECKING:
+    from cao_hookspecs import RouteSpec
+
+    from .endpoints import Endpoint
+
+REASONS = {
+    200: "OK",
+    201: "Created",
+    400: "Invalid input (a bad name, key or value; or a Host header not allowed)",
+    401: "API token missing or wrong (only when the server is bound off loopback)",
+    403: "Refused: a cross-origin request, or a plugin vetoed the action",
+    404: "Not found",
+    409: "Conflict with the target's state",
+    413: "Message or request body too large",
+    422: "Malformed parameter, terminal id or JSON body",
+    501: "Not supported by this server's kernel",
+    502: "The agent failed",
+    504: "Timed out",
+}
+PATH_PARAMS = {
+    "terminal_id": {"type": "string", "pattern": "^[a-f0-9]{8}$"},
+    "session_name": {"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$"},
+    "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+}
+
+
+def path_params(path: str) -> list[str]:
+    return re.findall(r"{([^}:]+)(?::[^}]*)?}", path)
+
+
+def _error(status: int) -> dict[str, Any]:
+    return {
+        "description": REASONS.get(status, "Error"),
+        "content": {"application/json": {"schema": ref("Error")}},
+    }
+
+
+def _operation(endpoint: Endpoint) -> dict[str, Any]:
+    op: dict[str, Any] = {"operationId": endpoint.name, "summary": endpoint.summary, "tags": [endpoint.tag]}
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": PATH_PARAMS.get(name, {"type": "string"})}
+        for name in path_params(endpoint.path)
+    ]
+    parameters += [
+        {
+            "name": p.name,
+            "in": "query",
+            "required": p.required,
+            "schema": p.query_schema(),
+            **({"description": p.description} if p.description else {}),
+        }
+        for p in endpoint.params
+        if not p.body_only
+    ]
+    if parameters:
+        op["parameters"] = parameters
+    if endpoint.params and endpoint.method != "GET":
+        op["requestBody"] = {
+            "required": False,
+            "description": "the same parameters as a JSON object (a body field wins over a query parameter)",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {p.name: p.schema() for p in endpoint.params},
+                        **(
+                            {"required": [p.name for p in endpoint.params if p.required]}
+                            if any(p.required for p in endpoint.params)
+                            else {}
+                        ),
+                    }
+                }
+            },
+        }
+    statuses = set(endpoint.errors) | {400, 401}
+    if endpoint.method != "GET":
+        statuses |= {403, 413, 422}
+    if endpoint.params or path_params(endpoint.path):
+        statuses.add(422)
+    op["responses"] = {
+        str(endpoint.status): {
+            "description": REASONS.get(endpoint.status, "OK"),
+            "content": {"application/json": {"schema": endpoint.response}},
+        },
+        **{str(s): _error(s) for s in sorted(statuses)},
+    }
+    return op
+
+
+def build_document(
+    endpoints: Iterable[Endpoint], plugin_routes: Iterable[RouteSpec] = (), *, version: str = "0.1.0"
+) -> dict[str, Any]:
+    """The whole document: every built-in route with its parameters and answers, plus plugin routes
+    (described by their ``description``; their shapes are the plugin's own)."""
+    paths: dict[str, dict[str, Any]] = {}
+    for endpoint in endpoints:
+        paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = _operation(endpoint)
+    paths.setdefault("/openapi.json", {})["get"] = {
+        "operationId": "openapi",
+        "summary": "This document",
+        "tags": ["server"],
+        "responses": {
+            "200": {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}},
+            "400": _error(400),
+            "401": _error(401),
+        },
+    }
+    for spec in plugin_routes:
+        for method in spec.methods:
+            params = [
+                {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                for n in path_params(spec.path)
+            ]
+            paths.setdefault(spec.path, {})[method.lower()] = {
+                "operationId": f"plugin_{spec.name}_{method.lower()}",
+                "summary": spec.description or f"plugin route {spec.name}",
+                "tags": ["plugins"],
+                **({"parameters": params} if params else {}),
+                "responses": {"200": {"description": "the plugin's answer"}, "default": _error(400)},
+            }
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": "cao-server",
+            "version": version,
+            "description": "cao's HTTP API: upstream CLI Agent Orchestrator routes plus orchestration.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "required only when bound off loopback",
+                }
+            },
+        },
+    }
+
+
+__all__ = ["build_document", "path_params"]

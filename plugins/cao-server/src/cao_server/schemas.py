@@ -1,0 +1,213 @@
+"""JSON schemas (OpenAPI 3.0 dialect) of what the routes answer; ``wire`` writes exactly these shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+STATUSES = ("unknown", "idle", "processing", "completed", "waiting_user_answer", "error")
+MESSAGE_STATES = ("pending", "delivering", "delivered", "failed", "dead")
+ORCHESTRATION_TYPES = ("send_message", "handoff", "assign")
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {**schema, "nullable": True}
+
+
+STRING = {"type": "string"}
+TIME = {"type": "string", "format": "date-time"}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "Error": {
+        "type": "object",
+        "required": ["detail", "error"],
+        "properties": {
+            "detail": {"type": "string", "description": "one line saying what went wrong"},
+            "error": {"type": "string", "description": "the error's class name (NotFound, InvalidInput...)"},
+        },
+    },
+    "Success": {
+        "type": "object",
+        "required": ["success"],
+        "properties": {"success": {"type": "boolean"}},
+    },
+    "Health": {
+        "type": "object",
+        "required": ["status", "service", "terminal_backend"],
+        "properties": {
+            "status": {"type": "string", "enum": ["ok"]},
+            "service": {"type": "string"},
+            "version": {"type": "string"},
+            "terminal_backend": {"type": "string"},
+            "components": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    },
+    "Terminal": {
+        "type": "object",
+        "required": ["id", "name", "provider", "session_name", "agent_profile", "status"],
+        "properties": {
+            "id": {"type": "string", "pattern": "^[a-f0-9]{8}$"},
+            "name": {"type": "string", "description": "window name, <profile>-<4 hex>"},
+            "provider": STRING,
+            "session_name": STRING,
+            "agent_profile": STRING,
+            "caller_id": _nullable(STRING),
+            "allowed_tools": _nullable({"type": "array", "items": STRING}),
+            "status": {"type": "string", "enum": list(STATUSES)},
+            "last_active": _nullable(TIME),
+            "working_directory": _nullable(STRING),
+            "created_at": _nullable(TIME),
+            "backend": STRING,
+            "tmux_session": STRING,
+            "tmux_window": STRING,
+        },
+    },
+    "Session": {
+        "type": "object",
+        "required": ["id", "name", "status"],
+        "properties": {
+            "id": STRING,
+            "name": STRING,
+            "status": {"type": "string", "description": "active (a client is attached) or detached"},
+            "working_directory": _nullable(STRING),
+            "agent_profile": _nullable(STRING),
+        },
+    },
+    "SessionDetail": {
+        "type": "object",
+        "required": ["session", "terminals"],
+        "properties": {
+            "session": {"$ref": "#/components/schemas/Session"},
+            "terminals": {"type": "array", "items": {"$ref": "#/components/schemas/Terminal"}},
+        },
+    },
+    "SessionDeleted": {
+        "type": "object",
+        "required": ["success", "deleted", "errors"],
+        "properties": {
+            "success": {"type": "boolean"},
+            "deleted": {"type": "array", "items": STRING, "description": "ids of the deleted terminals"},
+            "errors": {"type": "array", "items": STRING},
+        },
+    },
+    "StatusReport": {
+        "type": "object",
+        "required": ["terminal_id", "status", "evidence"],
+        "properties": {
+            "terminal_id": STRING,
+            "status": {"type": "string", "enum": list(STATUSES)},
+            "evidence": {"type": "string", "description": "the detector rule that matched"},
+            "since": _nullable(TIME),
+        },
+    },
+    "Output": {
+        "type": "object",
+        "required": ["output", "mode"],
+        "properties": {"output": STRING, "mode": {"type": "string", "enum": ["full", "last"]}},
+    },
+    "WorkingDirectory": {
+        "type": "object",
+        "required": ["working_directory"],
+        "properties": {"working_directory": _nullable(STRING)},
+    },
+    "Message": {
+        "type": "object",
+        "required": ["id", "sender_id", "receiver_id", "message", "status", "created_at"],
+        "properties": {
+            "id": {"type": "integer"},
+            "sender_id": STRING,
+            "receiver_id": STRING,
+            "message": STRING,
+            "status": {"type": "string", "enum": list(MESSAGE_STATES)},
+            "created_at": TIME,
+            "updated_at": _nullable(TIME),
+            "orchestration_type": {"type": "string", "enum": list(ORCHESTRATION_TYPES)},
+            "attempts": {"type": "integer"},
+            "last_error": _nullable(STRING),
+            "idempotency_key": _nullable(STRING),
+            "not_before": _nullable(TIME),
+        },
+    },
+    "MessageQueued": {
+        "allOf": [
+            {"$ref": "#/components/schemas/Message"},
+            {
+                "type": "object",
+                "required": ["success", "message_id"],
+                "properties": {"success": {"type": "boolean"}, "message_id": {"type": "integer"}},
+            },
+        ],
+    },
+    "DelegationResult": {
+        "type": "object",
+        "required": ["kind", "success", "message", "agent_profile"],
+        "properties": {
+            "kind": {"type": "string", "enum": ["handoff", "assign"]},
+            "success": {"type": "boolean"},
+            "message": {"type": "string", "description": "summary for the caller"},
+            "agent_profile": STRING,
+            "caller_id": _nullable(STRING),
+            "terminal_id": _nullable(STRING),
+            "output": _nullable({"type": "string", "description": "the worker's answer (handoff)"}),
+            "duration": {"type": "number"},
+        },
+    },
+    "AgentProfile": {
+        "type": "object",
+        "required": ["name"],
+        "additionalProperties": True,
+        "properties": {
+            "name": STRING,
+            "description": STRING,
+            "provider": STRING,
+            "role": STRING,
+            "model": STRING,
+            "system_prompt": STRING,
+            "allowed_tools": {"type": "array", "items": STRING},
+            "mcp_servers": {"type": "object"},
+            "capabilities": {"type": "array", "items": STRING},
+            "tags": {"type": "array", "items": STRING},
+            "source": STRING,
+            "path": STRING,
+            "extra": {"type": "object"},
+        },
+    },
+    "ProfileSummary": {
+        "allOf": [
+            {"$ref": "#/components/schemas/AgentProfile"},
+            {"type": "object", "required": ["loadable"], "properties": {"loadable": {"type": "boolean"}}},
+        ],
+    },
+    "Provider": {
+        "type": "object",
+        "required": ["name", "binary", "installed"],
+        "additionalProperties": True,
+        "properties": {"name": STRING, "binary": STRING, "installed": {"type": "boolean"}},
+    },
+    "InstallResult": {
+        "type": "object",
+        "required": ["success", "message", "agent_name"],
+        "properties": {
+            "success": {"type": "boolean"},
+            "message": STRING,
+            "agent_name": STRING,
+            "agent_file": _nullable(STRING),
+            "context_file": _nullable(STRING),
+            "unresolved_vars": {"type": "array", "items": STRING},
+            "source_kind": _nullable(STRING),
+            "provider": _nullable(STRING),
+        },
+    },
+}
+
+
+def ref(name: str) -> dict[str, Any]:
+    if name not in SCHEMAS:
+        raise KeyError(f"no schema named {name!r}")
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def array_of(name: str) -> dict[str, Any]:
+    return {"type": "array", "items": ref(name)}
+
+
+__all__ = ["MESSAGE_STATES", "ORCHESTRATION_TYPES", "SCHEMAS", "STATUSES", "array_of", "ref"]

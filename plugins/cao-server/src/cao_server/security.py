@@ -1,0 +1,145 @@
+"""Security by default, as ASGI middleware around the whole app (plugin routes included).
+
+Outermost first:
+
+1. Host allow-list: the Host header must name a loopback host, the bound host, or one listed in
+   ``CAO_ALLOWED_HOSTS`` (``*`` disables the check); otherwise 400. This stops DNS rebinding: a web page
+   whose name resolves to 127.0.0.1 still sends its own name as Host.
+2. CORS, only when ``CAO_CORS_ORIGINS`` lists origins: answers their preflights and marks responses.
+3. Origin check on POST/PUT/PATCH/DELETE: a request with no Origin (CLI, MCP server, curl) passes, so
+   does a same-origin one (Origin host:port equal to Host) and one from a listed origin; any other,
+   ``null`` included, gets 403 "Cross-origin request blocked". Reads always pass (the browser keeps
+   their answers from other origins).
+4. Token, when the server is bound off loopback: ``Authorization: Bearer <token>`` or 401. ``GET /health``
+   stays open so monitors can probe liveness.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .settings import LOOPBACK_HOSTS, ServerSettings
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+OPEN_ROUTES = frozenset({("GET", "/health"), ("HEAD", "/health")})
+
+
+def host_name(header: str) -> str:
+    """The host part of a Host header value, lowercased: ``[::1]:9889`` -> ``::1``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        end = header.find("]")
+        return header[1:end] if end > 0 else header
+    if header.count(":") == 1:
+        return header.split(":", 1)[0]
+    return header
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def send_error(
+    send: Send, status: int, detail: str, error: str, headers: Iterable[tuple[str, str]] = ()
+) -> None:
+    """Answer with cao's error JSON from inside middleware."""
+    body = json.dumps({"detail": detail, "error": error}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HostGuard:
+    """Refuse requests whose Host header is not an allowed name (400)."""
+
+    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+        self.app = app
+        extra = {host_name(h) for h in settings.allowed_hosts}
+        self.any_host = "*" in settings.allowed_hosts
+        self.allowed = frozenset(LOOPBACK_HOSTS | {host_name(settings.host)} | extra)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.any_host:
+            if host_name(_header(scope, b"host") or "") not in self.allowed:
+                await send_error(send, 400, "Invalid host header", "InvalidInput")
+                return
+        await self.app(scope, receive, send)
+
+
+class RequestGuard:
+    """Refuse cross-origin state changes (403) and, when required, requests without the token (401)."""
+
+    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+        self.app = app
+        self.origins = frozenset(o.rstrip("/").lower() for o in settings.cors_origins)
+        self.any_origin = "*" in self.origins
+        self.token = (settings.token or "").encode() if settings.token_required else None
+
+    def origin_allowed(self, origin: str, host: str) -> bool:
+        origin = origin.strip().rstrip("/").lower()
+        if self.any_origin or origin in self.origins:
+            return True
+        parts = urlsplit(origin)
+        # Opaque origins ("null", file:, data:) are never the server's own.
+        return (
+            parts.scheme in ("http", "https") and bool(parts.netloc) and parts.netloc == host.strip().lower()
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        if method in UNSAFE_METHODS:
+            origin = _header(scope, b"origin")
+            if origin is not None and not self.origin_allowed(origin, _header(scope, b"host") or ""):
+                await send_error(send, 403, "Cross-origin request blocked", "Forbidden")
+                return
+        if self.token is not None and (method, scope["path"]) not in OPEN_ROUTES:
+            scheme, _, value = (_header(scope, b"authorization") or "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), self.token):
+                await send_error(
+                    send,
+                    401,
+                    "missing or wrong API token: send 'Authorization: Bearer <token>' "
+                    "with the token from the server's cao home (api-token)",
+                    "Unauthorized",
+                    headers=[("www-authenticate", "Bearer")],
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+def middleware(settings: ServerSettings) -> list[Any]:
+    """Starlette ``Middleware`` entries for every guard, outermost first."""
+    from starlette.middleware import Middleware
+
+    stack = [Middleware(HostGuard, settings=settings)]
+    if settings.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        stack.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_origins),
+                allow_methods=["*"],
+                allow_headers=["*"],
+                allow_credentials="*" not in settings.cors_origins,
+            )
+        )
+    stack.append(Middleware(RequestGuard, settings=settings))
+    return stack
+
+
+__all__ = ["HostGuard", "RequestGuard", "host_name", "middleware", "send_error"]

@@ -1,0 +1,67 @@
+"""Checks the server makes before a request reaches the kernel: ids, names, keys and sizes.
+
+The rules are upstream's, shared with the kernel through ``cao_hookspecs.names``; the server
+applies them itself because it may serve any ``KernelAPI``, and because upstream answers a malformed
+terminal id with 422 where the kernel's ``InvalidInput`` means 400.
+"""
+
+from __future__ import annotations
+
+from cao_hookspecs.errors import InvalidInput
+from cao_hookspecs.names import KEY_RE, MAX_INPUT_BYTES, PROFILE_NAME_RE, SESSION_NAME_RE, TERMINAL_ID_RE
+
+from .errors import BadParameter, TooLarge
+
+# A 1 MiB message may grow several times once JSON-escaped; anything past this is refused unread.
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+def terminal_id(value: str, *, what: str = "terminal id") -> str:
+    """An 8-hex terminal id; a malformed one is a 422, as upstream's typed path parameter."""
+    if not TERMINAL_ID_RE.match(value):
+        raise BadParameter(f"invalid {what} {value!r}: expected 8 lowercase hex characters")
+    return value
+
+
+def session_name(value: str) -> str:
+    if not SESSION_NAME_RE.match(value):
+        raise InvalidInput(
+            f"invalid session name {value!r}: use letters, digits, '_' and '-' (not first), at most 64"
+        )
+    return value
+
+
+def profile_name(value: str) -> str:
+    if not PROFILE_NAME_RE.match(value):
+        raise InvalidInput(
+            f"invalid agent profile name {value!r}: use letters, digits, '_' and '-', at most 64"
+        )
+    return value
+
+
+def key(value: str) -> str:
+    if not KEY_RE.match(value):
+        raise InvalidInput(f"invalid key {value!r}: use a tmux key name such as Enter, Escape, Up, C-c")
+    return value
+
+
+def text_size(value: str, *, what: str, limit: int = MAX_INPUT_BYTES) -> str:
+    size = len(value.encode("utf-8"))
+    if size > limit:
+        raise TooLarge(f"{what} is {size} bytes; the limit is {limit}")
+    return value
+
+
+__all__ = [
+    "KEY_RE",
+    "MAX_BODY_BYTES",
+    "MAX_INPUT_BYTES",
+    "PROFILE_NAME_RE",
+    "SESSION_NAME_RE",
+    "TERMINAL_ID_RE",
+    "key",
+    "profile_name",
+    "session_name",
+    "terminal_id",
+    "text_size",
+]
