@@ -1,1 +1,3 @@
-"""cao provider for Codex."""
+"""cao provider for the OpenAI Codex CLI: launch plan, status detector, answer extraction."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,109 @@
+"""The ``codex`` provider record: how cao launches Codex and reads its screen."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from cao_hookspecs import LaunchContext, LaunchPlan, ProviderCapabilities, ProviderSpec, StartupDialog
+
+from .codex_home import AUTH_FILE, HOME_DIR, build_config, read_toml, user_codex_home
+from .screen import detect_status, extract_last_message
+
+__all__ = ["BINARY", "NAME", "TESTED_VERSIONS", "codex_provider", "launch"]
+
+NAME = "codex"
+BINARY = "codex"
+#: Versions whose screens are recorded under tests/screens/ and checked by the live tests.
+TESTED_VERSIONS = ("0.169.0",)
+INSTALL_HINT = "npm install -g @openai/codex"
+
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+STARTUP_DIALOGS = (
+    # Normally never shown (the private config trusts the working folder under both of its names); should
+    # Codex ask about another folder, the first option is "Trust and continue".
+    StartupDialog(name="trust-folder", keys=("Enter",),
+                  pattern=r"Trust this folder\?|Do you trust the contents of this directory"),
+    # The update check is off in the private config; should the prompt show anyway, choose "Skip".
+    StartupDialog(name="update-prompt", pattern=r"Update available!", keys=("Down", "Enter")),
+)
+
+
+def _config_header(ctx: LaunchContext) -> str:
+    return (f"# Written by cao for terminal {ctx.terminal.id}: this Codex home is private to it.\n"
+            "# Built from your own Codex config (never modified) plus the agent profile.\n\n")
+
+
+def _codex_profile(ctx: LaunchContext, user_home: Path, config: dict) -> tuple[str | None, dict[str, str]]:
+    """The ``--profile`` to pass (the profile's ``codexProfile``) and the files it needs copied in."""
+    name = ctx.profile.codex_profile if ctx.profile is not None else None
+    tools = ctx.allowed_tools or ()
+    if not name or ctx.yolo or "*" in tools:
+        return None, {}
+    if not _PROFILE_NAME.fullmatch(name):
+        raise ValueError(f"codexProfile {name!r} is not a valid Codex profile name")
+    layered = user_home / f"{name}.config.toml"
+    if layered.is_file():
+        try:
+            return name, {f"{HOME_DIR}/{name}.config.toml": layered.read_text(encoding="utf-8")}
+        except OSError as exc:
+            raise ValueError(f"cannot read the Codex profile {layered}: {exc}") from exc
+    profiles = config.get("profiles")
+    if isinstance(profiles, dict) and name in profiles:
+        return name, {}
+    raise ValueError(f"Codex profile {name!r} not found: no {layered} "
+                     f"and no [profiles.{name}] in its config.toml")
+
+
+def _link_sign_in(user_home: Path, home: Path) -> None:
+    # The user's sign-in is linked, not copied: a refreshed token must reach their own file, or the
+    # stale copy could invalidate it. The kernel writes the other files; links it cannot express.
+    source = user_home / AUTH_FILE
+    target = home / AUTH_FILE
+    if not source.is_file() or target.exists() or target.is_symlink():
+        return
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.symlink(source, target)
+
+
+def launch(ctx: LaunchContext) -> LaunchPlan:
+    """Launch plan for one terminal: Codex inline, with a private ``CODEX_HOME`` in the runtime folder."""
+    user_home = user_codex_home()
+    user_config = read_toml(user_home / "config.toml")
+    config = build_config(ctx, user_config)
+    profile, files = _codex_profile(ctx, user_home, config)
+    from .toml_writer import dumps
+
+    files[f"{HOME_DIR}/config.toml"] = _config_header(ctx) + dumps(config)
+    # --no-daemon: one agent, one process tree; a shared background server would outlive the terminal.
+    argv = [BINARY, "--no-alt-screen", "--no-daemon"]
+    if profile is not None:
+        argv += ["--profile", profile]
+    else:
+        # Approval prompts would block handoff and assign: cao runs Codex the way upstream does.
+        argv.append("--dangerously-bypass-approvals-and-sandbox")
+    if ctx.model:
+        argv += ["--model", ctx.model]
+    home = Path(ctx.runtime_dir) / HOME_DIR
+    _link_sign_in(user_home, home)
+    return LaunchPlan(argv=argv, env={"CODEX_HOME": str(home)}, files=files)
+
+
+def codex_provider() -> ProviderSpec:
+    """The provider record registered by this distribution's plugin."""
+    return ProviderSpec(
+        name=NAME,
+        binary=BINARY,
+        launch=launch,
+        detect_status=detect_status,
+        extract_last_message=extract_last_message,
+        exit_command="/exit",
+        description="OpenAI Codex CLI (inline TUI, private CODEX_HOME per terminal)",
+        capabilities=ProviderCapabilities(handoff_banner=True, enter_count=1, submit_delay=0.0),
+        startup_dialogs=STARTUP_DIALOGS,
+        install_hint=INSTALL_HINT,
+        version_args=("--version",),
+        tested_versions=TESTED_VERSIONS,
+    )
