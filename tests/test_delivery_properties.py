@@ -236,10 +236,12 @@ class DeliveryMachine(RuleBasedStateMachine):
             self._send(next(i for i in self.ids if i != receiver), receiver)
             pending = [m for m in self._messages() if m.state == MessageState.PENDING]
         if pending:
-            message = pending[pick % len(pending)]
-            claimed = self._run(self.kernel._io(self.kernel._store.claim, message.id))
+            # Claim the way the engine does: the receiver's oldest due message.
+            receivers = sorted({m.receiver_id for m in pending})
+            receiver = receivers[pick % len(receivers)]
+            claimed = self._run(self.kernel._io(self.kernel._store.claim_next, receiver))
             if claimed is not None and typed:
-                self.world.type(message.receiver_id, claimed.body)
+                self.world.type(receiver, claimed.body)
         self._abandon()
 
     @rule()
