@@ -181,6 +181,15 @@ bootstrap() {
             "(see .tools/bootstrap.log)"
 }
 
+# The live agent-CLI tests install Claude Code and Codex from the npm registry: the test run needs node
+# and npm, the demo does not.
+bootstrap_node() {
+    command -v npm >/dev/null 2>&1 && return 0
+    _bootstrap_apt_install nodejs npm \
+        || _bootstrap_fail "npm is missing and apt-get could not install nodejs and npm" \
+            "(the live agent-CLI tests need it; see .tools/bootstrap.log)"
+}
+
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
     bootstrap "$@"
 fi

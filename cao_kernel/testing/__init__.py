@@ -32,19 +32,18 @@ pytest.register_assert_rewrite("cao_kernel.testing.inbox_contract")
 
 from .tmux import private_tmux  # noqa: E402,F401  (fixture)
 
-_ISOLATED_VARS = (
-    "CAO_LOAD_PLUGINS", "CAO_DISABLE_PLUGINS", "CAO_STRICT_PLUGINS", "CAO_TERMINAL_ID", "CAO_PROFILE_ALLOWED_HOSTS",
-    "CAO_API_HOST", "CAO_API_PORT", "CAO_TMUX_SOCKET", "CAO_TMUX_SOCKET_NAME", "CAO_TMUX_CONFIG",
-)
 
 
 @pytest.fixture(autouse=True)
 def cao_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private cao home for each test; the user's real one is never touched."""
     home = tmp_path_factory.mktemp("cao-home")
-    monkeypatch.setenv("CAO_HOME_DIR", str(home))
-    for name in _ISOLATED_VARS:
+    # No CAO_* setting of the developer's shell (a webhook URL, a socket, a plugin list) leaks into a test.
+    import os
+
+    for name in [n for n in os.environ if n.startswith("CAO_")]:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CAO_HOME_DIR", str(home))
     return home
 
 
