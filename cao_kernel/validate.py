@@ -22,8 +22,8 @@ from cao_hookspecs.names import (
 
 from .errors import InvalidInput
 
-MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
-ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}\Z")
+ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 
 MAX_ENV_VALUE_BYTES = 2048
 

@@ -258,3 +258,20 @@ async def test_profile_mcp_servers_reach_the_provider_with_terminal_id_and_addre
         assert entry["env"]["CAO_TERMINAL_ID"] == term.id
         assert entry["env"]["CAO_API_PORT"] == "9911"
     assert seen["other"]["env"]["KEEP"] == "1" and seen["other"]["command"] == "other-server"
+
+
+@pytest.mark.parametrize("value", ["deadbeef\n", "deadbeef\r", " deadbeef", "DEADBEEF", "deadbee"])
+def test_terminal_ids_with_any_extra_character_are_refused(value):
+    from cao_kernel import validate
+
+    with pytest.raises(InvalidInput):
+        validate.terminal_id(value)
+
+
+def test_names_with_a_trailing_newline_are_refused():
+    from cao_kernel import validate
+
+    for check, value in ((validate.session_name, "ok\n"), (validate.profile_name, "dev\n"),
+                         (validate.model, "m1\n"), (validate.key, "Enter\n")):
+        with pytest.raises(InvalidInput):
+            check(value)

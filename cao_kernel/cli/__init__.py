@@ -146,6 +146,9 @@ def server_main() -> None:
 
 def mcp_server_main() -> None:
     """The ``cao-mcp-server`` script: ``cao mcp-server`` (the command comes from the cao-mcp plugin)."""
+    # stdout carries the MCP protocol: anything a plugin prints while loading goes to stderr instead.
+    # The mcp-server command restores the real stdout before it serves.
+    sys.stdout = sys.stderr
     cli.main(args=["mcp-server", *sys.argv[1:]], prog_name="cao-mcp-server")
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 ALLOWED_HOSTS_VAR = "CAO_PROFILE_ALLOWED_HOSTS"
 DEFAULT_ALLOWED_HOSTS = ("github.com", "raw.githubusercontent.com")
 DEFAULT_TIMEOUT = 20.0
-_SEGMENT_RE = re.compile(r"^[A-Za-z0-9._~+@-]+$")
+_SEGMENT_RE = re.compile(r"^[A-Za-z0-9._~+@-]+\Z")
 _CHUNK = 64 * 1024
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from ..errors import InvalidInput
 
-NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 TAG_RE = NAME_RE
-ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 
 MAX_DESCRIPTION = 1024
 MAX_DISCOVERY_ITEMS = 32

@@ -196,8 +196,8 @@ class Respond:
 
 @attrs.frozen(kw_only=True, eq=False)
 class Hold:
-    """Answer with ``then`` only once ``gate`` is set (or ``timeout`` seconds passed): a test controls
-    exactly how long the agent stays busy."""
+    """Answer with ``then`` only once ``gate`` is set: a test controls exactly how long the agent stays
+    busy. A gate still closed after ``timeout`` seconds is a problem the server reports (HTTP 500)."""
 
     gate: threading.Event
     then: Any

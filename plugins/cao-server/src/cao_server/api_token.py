@@ -19,7 +19,7 @@ from cao_hookspecs.errors import CaoError
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "api-token"
-TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{32,256}$")
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{32,256}\Z")
 
 
 def token_path(home: str | os.PathLike[str]) -> Path:

@@ -198,15 +198,15 @@ def create_app(
     routes = [Route(e.path, _mount(ctx, e), methods=[e.method], name=e.name) for e in ENDPOINTS]
     taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {("GET", "/openapi.json")}
     plugins = plugin_routes(extra_routes, taken)
-    routes += [
-        Route(
-            spec.path,
-            _mount_plugin(kernel, spec),
-            methods=[m.upper() for m in spec.methods],
-            name=f"plugin_{spec.name}",
-        )
-        for spec in plugins
-    ]
+    for spec in plugins:
+        if spec.asgi:
+            # A whole ASGI application (e.g. an MCP transport) answering every method at this path; a
+            # Route rather than a Mount so `POST /mcp` is not redirected to `/mcp/`. The security
+            # middleware wraps it like every other route.
+            routes.append(Route(spec.path, spec.endpoint(kernel), name=f"plugin_{spec.name}"))
+        else:
+            routes.append(Route(spec.path, _mount_plugin(kernel, spec), methods=[m.upper() for m in spec.methods],
+                                name=f"plugin_{spec.name}"))
     document = build_document(ENDPOINTS, plugins, version=__version__)
 
     async def openapi(request: Request) -> Response:

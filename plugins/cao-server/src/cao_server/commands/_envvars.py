@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import click
 
-KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_VALUE_BYTES = 2048
 # Variables that steer the agent CLIs themselves (nested-session guards, config homes, tool managers):
 # set from outside they would break the agent instead of configuring the task, as upstream rules.

@@ -1,0 +1,192 @@
+"""cao's MCP server over streamable HTTP, mounted by cao-server at ``/mcp``.
+
+The tools run against the server's own kernel. Each request names its agent's terminal in the
+``X-CAO-Terminal-Id`` header. The transport is stateless (every POST stands alone), so any number of
+agents share one endpoint and a server restart breaks no session.
+
+cao-server guards the whole app (Host allow-list, Origin check, API token off loopback), so the SDK's
+own DNS-rebinding check is left off here rather than applied twice with different rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .tools import ID_HEADER, Caller
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
+    from cao_hookspecs import KernelAPI
+
+log = logging.getLogger("cao_mcp")
+
+# Apps by the kernel they serve, so the kernel's shutdown stops them (cao_shutdown in plugin.py).
+_APPS: weakref.WeakKeyDictionary[Any, weakref.WeakSet[McpHttpApp]] = weakref.WeakKeyDictionary()
+
+
+def header_value(headers: Mapping[str, str] | None, name: str) -> str | None:
+    """A header by name, case-insensitively, from whatever mapping the transport hands over."""
+    if not headers:
+        return None
+    value = headers.get(name)
+    if value is None:
+        value = headers.get(name.lower())
+    if value is None:
+        wanted = name.lower()
+        value = next((v for k, v in headers.items() if k.lower() == wanted), None)
+    return value
+
+
+def caller_from_context(ctx: Any) -> Caller:
+    """The caller named by the request's ``X-CAO-Terminal-Id`` header."""
+    headers = None
+    if ctx is not None:
+        try:
+            headers = ctx.headers
+        except ValueError:  # no request behind this context
+            headers = None
+    return Caller.parse(header_value(headers, ID_HEADER), source=ID_HEADER)
+
+
+def _build_server(kernel: KernelAPI) -> Any:
+    from .server import build_server
+
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    try:
+        plugin_tools = dict(getattr(kernel, "mcp_tools", None) or {})
+        server = build_server(kernel, caller_from_context, plugin_tools=plugin_tools)
+    finally:
+        # MCPServer configures the root logger for a standalone process; the host server owns logging.
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+    return server
+
+
+class McpHttpApp:
+    """ASGI app serving cao's MCP tools over streamable HTTP against ``kernel``.
+
+    It starts its MCP session manager on the first request (a host that forwards ASGI lifespan events
+    starts and stops it with the host instead), and stops it on ``aclose()``, on the lifespan shutdown
+    event, or when the kernel shuts down.
+    """
+
+    def __init__(self, kernel: KernelAPI) -> None:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        self.kernel = kernel
+        self.server = _build_server(kernel)
+        self.server.streamable_http_app(
+            stateless_http=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self._manager = self.server.session_manager
+        self._runner: asyncio.Task[None] | None = None
+        self._ready: asyncio.Event | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        try:
+            _APPS.setdefault(kernel, weakref.WeakSet()).add(self)
+        except TypeError:  # a kernel that cannot be weakly referenced simply is not tracked
+            pass
+
+    @property
+    def running(self) -> bool:
+        """Whether the session manager is up and serving requests."""
+        if self._runner is None or self._runner.done() or self._ready is None or self._stop is None:
+            return False
+        return self._ready.is_set() and not self._stop.is_set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if self._stop is not None and self._stop.is_set():
+            await _unavailable(send)
+            return
+        await self.start()
+        await self._manager.handle_request(scope, receive, send)
+
+    async def start(self) -> None:
+        """Start the session manager (idempotent)."""
+        if self._ready is not None and self._ready.is_set():
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._runner is not None:
+                if self._runner.done():
+                    raise RuntimeError("cao's MCP endpoint was stopped")
+                return
+            self._ready, self._stop = asyncio.Event(), asyncio.Event()
+            self._runner = asyncio.ensure_future(self._run(self._ready, self._stop))
+            waiter = asyncio.ensure_future(self._ready.wait())
+            await asyncio.wait({waiter, self._runner}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if self._runner.done():
+                self._runner.result()  # raises what stopped it
+
+    async def _run(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
+        # The session manager's task group must be entered and left by one task: this one.
+        async with self._manager.run():
+            ready.set()
+            await stop.wait()
+
+    def stop(self) -> None:
+        """Ask the session manager to stop (from the event loop's thread); in-flight calls are cancelled."""
+        if self._stop is not None:
+            self._stop.set()
+
+    async def aclose(self) -> None:
+        """Stop the session manager and wait until it has."""
+        self.stop()
+        if self._runner is not None:
+            await asyncio.gather(self._runner, return_exceptions=True)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except Exception as exc:  # noqa: BLE001 - reported to the host as the protocol asks
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+async def _unavailable(send: Send) -> None:
+    body = json.dumps({"detail": "cao's MCP endpoint is shutting down", "error": "ServerNotRunning"}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def create_app(kernel: KernelAPI) -> McpHttpApp:
+    """The ``RouteSpec`` factory: the ASGI app cao-server mounts at ``/mcp``."""
+    return McpHttpApp(kernel)
+
+
+def stop_apps(kernel: Any) -> None:
+    """Stop every MCP app serving ``kernel`` (called when the kernel shuts down)."""
+    try:
+        apps = list(_APPS.get(kernel) or ())
+    except TypeError:
+        return
+    for app in apps:
+        app.stop()
+
+
+__all__ = ["McpHttpApp", "caller_from_context", "create_app", "header_value", "stop_apps"]

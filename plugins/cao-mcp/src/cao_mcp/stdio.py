@@ -1,0 +1,119 @@
+"""``cao mcp-server``: cao's MCP server over stdio, the child process an agent CLI starts.
+
+The agent's identity is ``CAO_TERMINAL_ID`` and the server's address ``CAO_API_HOST``/``CAO_API_PORT``
+(all put into the MCP server entry's own ``env`` by cao). The tools call cao-server through its HTTP
+client, which is created at the first tool call: start-up touches no network and imports no HTTP library,
+so the agent gets its tools as fast as the MCP SDK loads. Plugin tools come from this installation's
+``cao_register_mcp_tools`` records (the local kernel is never started).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .tools import ID_VARIABLE, Caller
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from cao_hookspecs import KernelAPI, McpToolSpec
+
+
+class RemoteKernel:
+    """A ``KernelAPI`` that forwards every call to cao-server's HTTP client, created on first use."""
+
+    def __init__(self, settings: Mapping[str, str]) -> None:
+        self._settings = dict(settings)
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        """The ``cao_server.client.HttpKernel`` (built now if needed; building it sends nothing)."""
+        if self._client is None:
+            from cao_server.client import connect
+
+            self._client = connect(self._settings)
+        return self._client
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await getattr(self.client, name)(*args, **kwargs)
+
+        call.__name__ = name
+        return call
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+    def explain(self, exc: BaseException) -> str | None:
+        """The sentence an agent reads when cao-server cannot be reached (None for any other error)."""
+        from cao_server.errors import ServerNotRunning
+
+        if isinstance(exc, ServerNotRunning):
+            where = getattr(self._client, "base_url", None) or "the address in CAO_API_HOST/CAO_API_PORT"
+            return (f"cao-server is not running at {where}. Start it with `cao server` (or the `cao-server` "
+                    f"script), then call this tool again.")
+        return None
+
+
+def build_stdio_server(
+    settings: Mapping[str, str], plugin_tools: Mapping[str, McpToolSpec] | None = None,
+    kernel: KernelAPI | None = None,
+) -> MCPServer:
+    """The MCP server for one agent: its caller from ``CAO_TERMINAL_ID`` in ``settings``."""
+    from .server import build_server
+
+    caller = Caller.parse(settings.get(ID_VARIABLE), source=ID_VARIABLE)
+    remote = kernel if kernel is not None else RemoteKernel(settings)
+    explain = getattr(remote, "explain", None) or (lambda exc: None)
+    return build_server(
+        remote,  # type: ignore[arg-type]
+        lambda ctx: caller,
+        plugin_tools=plugin_tools,
+        explain=explain,
+        template_caller=caller.id,
+    )
+
+
+@click.command("mcp-server")
+@click.pass_context
+def mcp_server(ctx: click.Context) -> None:
+    """Run cao's MCP server over stdio (for agent CLIs).
+
+    Your terminal id comes from CAO_TERMINAL_ID and the cao-server address from CAO_API_HOST and
+    CAO_API_PORT (default 127.0.0.1:9889).
+    """
+    from cao_hookspecs.cli import kernel_from_context
+
+    # stdout carries the protocol only: anything printed while plugins load goes to stderr. (The
+    # script may have sent stdout there already while it resolved this command; the protocol needs the
+    # real one back.)
+    with contextlib.redirect_stdout(sys.stderr):
+        local = kernel_from_context(ctx)
+        plugin_tools = dict(getattr(local, "mcp_tools", None) or {})
+        kernel = RemoteKernel(os.environ)
+        server = build_stdio_server(os.environ, plugin_tools, kernel=kernel)
+    if sys.__stdout__ is not None:
+        sys.stdout = sys.__stdout__
+    import anyio
+
+    async def serve() -> None:
+        try:
+            await server.run_stdio_async()
+        finally:
+            await kernel.aclose()
+
+    anyio.run(serve)
+
+
+__all__ = ["RemoteKernel", "build_stdio_server", "mcp_server"]

@@ -1,0 +1,366 @@
+"""cao's built-in MCP tools, written against a ``KernelAPI`` and the calling agent's terminal id.
+
+Nothing here imports the MCP SDK: ``cao_mcp.server`` turns these coroutines into MCP tools. Every tool
+returns a :class:`ToolResult` (upstream's JSON shape plus whether it is an error) and never raises for
+a failure an agent can act on: the result names the problem and what to do about it.
+
+The kernel appends upstream's protocol lines (the assign callback line, the send_message sender line)
+itself, idempotently, so the tools pass messages through untouched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from cao_hookspecs.errors import CaoError, Conflict, NotFound
+
+if TYPE_CHECKING:
+    from cao_hookspecs import KernelAPI
+
+TERMINAL_ID_RE = re.compile(r"[a-f0-9]{8}")
+ID_VARIABLE = "CAO_TERMINAL_ID"
+ID_HEADER = "X-CAO-Terminal-Id"
+MAX_TIMEOUT = 3600
+BUILTIN_NAMES = ("handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt")
+
+SERVER_INSTRUCTIONS = (
+    "cao runs agents in terminals and lets them delegate to each other. handoff gives a task to a new "
+    "worker and waits for its answer; assign starts a worker and returns at once (its results arrive "
+    "later in your inbox as a new message, so end your turn to receive them and never sleep-poll); "
+    "send_message queues a message for another terminal, typed in when it is idle; delete_terminal "
+    "removes workers you no longer need."
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    """Who is calling: the terminal id, or None with ``problem`` saying why it is unknown.
+
+    ``malformed`` marks a value that was given but is not a terminal id: unlike a missing one it is never
+    silently ignored, not even by handoff (which works without a caller).
+    """
+
+    id: str | None
+    problem: str | None = None
+    source: str = ID_VARIABLE
+    malformed: bool = False
+
+    @classmethod
+    def parse(cls, value: str | None, *, source: str = ID_VARIABLE) -> Caller:
+        """Read a terminal id as the environment or a request header gives it (None: not given)."""
+        if value is None or not value.strip():
+            if source == ID_HEADER:
+                problem = (f"the request has no {ID_HEADER} header, so cao does not know which terminal you "
+                           f"are; configure your MCP client to send your terminal id in it")
+                return cls(None, problem, source)
+            return cls(None, f"{source} is not set, so cao does not know which terminal you are; this MCP "
+                             f"server must be started by cao inside a cao terminal", source)
+        if not TERMINAL_ID_RE.fullmatch(value):
+            return cls(None, f"{source} {value!r} is invalid: expected 8 lowercase hex characters "
+                             f"(the id cao gave your terminal)", source, malformed=True)
+        return cls(value, None, source)
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolEnv:
+    """What a tool call runs against: the kernel, the caller, and how to explain an unreachable server."""
+
+    kernel: KernelAPI
+    caller: Caller
+    #: Turns an exception into the sentence an agent reads; None means "not one we know".
+    explain: Callable[[BaseException], str | None] = lambda exc: None
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolResult:
+    """A tool's answer: upstream's JSON object and whether it reports a failure."""
+
+    data: dict[str, Any]
+    ok: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltinTool:
+    """One built-in tool: its coroutine ``run(env, **arguments)``, description and parameter help."""
+
+    name: str
+    run: Callable[..., Awaitable[ToolResult]]
+    description: str
+    params: dict[str, str]
+
+
+def _explain(env: ToolEnv, exc: BaseException) -> str:
+    known = env.explain(exc)
+    if known is not None:
+        return known
+    return str(exc).strip() or type(exc).__name__
+
+
+async def _unknown_profile(env: ToolEnv, agent_profile: str, exc: NotFound) -> str | None:
+    """The 'no such profile' message with the profiles that do exist, or None if the profile exists
+    (the NotFound was about something else, such as the caller's terminal)."""
+    try:
+        await env.kernel.get_profile(agent_profile)
+    except NotFound:
+        pass
+    except CaoError:
+        return None
+    else:
+        return None
+    try:
+        names = ", ".join(p.name for p in await env.kernel.list_profiles()) or "none installed"
+    except CaoError:
+        names = "see `cao profile list`"
+    return f"unknown agent profile {agent_profile!r} (available: {names}). {str(exc).splitlines()[0]}"
+
+
+def _caller_gone(env: ToolEnv, exc: NotFound) -> str | None:
+    caller = env.caller.id
+    if caller is not None and caller in str(exc):
+        return (f"your terminal {caller} ({env.caller.source}) is not known to the cao server; it may have "
+                f"been deleted or the server restarted without it")
+    return None
+
+
+async def _delegation_error(env: ToolEnv, agent_profile: str, exc: BaseException) -> str:
+    if isinstance(exc, NotFound):
+        text = _caller_gone(env, exc) or await _unknown_profile(env, agent_profile, exc)
+        if text is not None:
+            return text
+    return _explain(env, exc)
+
+
+# -- handoff ---------------------------------------------------------------------------------------
+
+
+async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int = 600) -> ToolResult:
+    """Start a worker, give it the task, wait for its final answer and remove it."""
+
+    def failed(text: str, terminal_id: str | None = None) -> ToolResult:
+        return ToolResult({"success": False, "message": f"Handoff failed: {text}", "output": None,
+                           "terminal_id": terminal_id}, ok=False)
+
+    if env.caller.malformed:
+        return failed(str(env.caller.problem))
+    if not 1 <= timeout <= MAX_TIMEOUT:
+        return failed(f"timeout must be between 1 and {MAX_TIMEOUT} seconds, got {timeout}")
+    try:
+        result = await env.kernel.handoff(env.caller.id, agent_profile, message, timeout=float(timeout))
+    except Exception as exc:
+        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+            raise
+        return failed(await _delegation_error(env, agent_profile, exc))
+    data = {"success": bool(result.success), "message": result.message, "output": result.output,
+            "terminal_id": result.terminal_id}
+    return ToolResult(data, ok=bool(result.success))
+
+
+HANDOFF = BuiltinTool(
+    name="handoff",
+    run=handoff,
+    description=(
+        "Give a task to a new worker agent and wait for its answer. cao starts a worker with the agent "
+        "profile, sends it the message, blocks until the worker finishes, returns the worker's final reply "
+        "in `output` and removes the worker. Use it when you need the result before you can go on. For "
+        "work that can run while you continue (or several tasks in parallel), use assign instead. On a "
+        "timeout or a worker error the worker is kept and its `terminal_id` returned: inspect it, or "
+        "delete it with delete_terminal."
+    ),
+    params={
+        "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
+        "message": "The complete task for the worker: everything it needs to know, self-contained.",
+        "timeout": f"Seconds to wait for the worker's answer (1 to {MAX_TIMEOUT}).",
+    },
+)
+
+
+# -- assign ----------------------------------------------------------------------------------------
+
+
+async def assign(env: ToolEnv, agent_profile: str, message: str) -> ToolResult:
+    """Start a worker on a task and return at once with its terminal id."""
+
+    def failed(text: str) -> ToolResult:
+        return ToolResult({"success": False, "terminal_id": None, "message": f"Assignment failed: {text}"},
+                          ok=False)
+
+    if env.caller.id is None:
+        return failed(f"{env.caller.problem}. assign needs it so the worker can send its results back to you")
+    try:
+        result = await env.kernel.assign(env.caller.id, agent_profile, message)
+    except Exception as exc:
+        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+            raise
+        return failed(await _delegation_error(env, agent_profile, exc))
+    return ToolResult({"success": bool(result.success), "terminal_id": result.terminal_id,
+                       "message": result.message}, ok=bool(result.success))
+
+
+ASSIGN = BuiltinTool(
+    name="assign",
+    run=assign,
+    description=(
+        "Start a worker agent on a task and return at once with its `terminal_id`, without waiting. The "
+        "task reaches the worker as soon as it is ready, with a line asking it to send its results back "
+        "to your terminal. The results arrive later in your inbox, typed into your terminal as a new "
+        "message: end your turn to receive them, and never sleep or poll to wait for them. Assign "
+        "several workers to run tasks in parallel, and delete each one with delete_terminal when you no "
+        "longer need it. Use handoff instead when you need the answer before you can go on."
+    ),
+    params={
+        "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
+        "message": "The complete task for the worker: everything it needs to know, self-contained.",
+    },
+)
+
+
+# -- send_message ----------------------------------------------------------------------------------
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.datetime.fromtimestamp(value, tz=datetime.timezone.utc).isoformat()
+    return value
+
+
+async def send_message(env: ToolEnv, message: str, receiver_id: str | None = None) -> ToolResult:
+    """Queue a message in another terminal's inbox (default receiver: the caller's own caller)."""
+
+    def failed(text: str) -> ToolResult:
+        return ToolResult({"success": False, "error": text}, ok=False)
+
+    if env.caller.id is None:
+        return failed(f"{env.caller.problem}. send_message needs it to sign the message as yours")
+    if receiver_id is not None and not receiver_id.strip():
+        receiver_id = None
+    if receiver_id is not None and not TERMINAL_ID_RE.fullmatch(receiver_id):
+        return failed(f"invalid receiver_id {receiver_id!r}: expected a terminal id of 8 lowercase hex "
+                      f"characters, as handoff and assign return it")
+    try:
+        queued = await env.kernel.send_message(env.caller.id, receiver_id, message)
+    except Exception as exc:
+        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+            raise
+        if isinstance(exc, NotFound) and receiver_id is not None and receiver_id in str(exc):
+            return failed(f"receiver terminal {receiver_id} not found: it does not exist or was deleted")
+        if isinstance(exc, NotFound):
+            return failed(_caller_gone(env, exc) or _explain(env, exc))
+        return failed(_explain(env, exc))
+    return ToolResult({"success": True, "message_id": queued.id, "sender_id": queued.sender_id,
+                       "receiver_id": queued.receiver_id, "created_at": _iso(queued.created_at)})
+
+
+SEND_MESSAGE = BuiltinTool(
+    name="send_message",
+    run=send_message,
+    description=(
+        "Send a message to another agent's terminal. It is queued in the receiver's inbox and typed into "
+        "its terminal as soon as the receiver is idle, never while it is busy, so this returns at once. "
+        "Leave receiver_id empty to reply to the agent that assigned you your task. Use it to report the "
+        "results of an assigned task, or to give more work to a worker you assigned. Your terminal id is "
+        "added to the message so the receiver can answer you."
+    ),
+    params={
+        "message": "The message text.",
+        "receiver_id": "Terminal id of the receiver; empty means the agent that assigned you your task.",
+    },
+)
+
+
+# -- delete_terminal -------------------------------------------------------------------------------
+
+
+async def delete_terminal(env: ToolEnv, terminal_id: str) -> ToolResult:
+    """Stop a terminal and its agent."""
+
+    def failed(text: str) -> ToolResult:
+        return ToolResult({"success": False, "message": text}, ok=False)
+
+    if not TERMINAL_ID_RE.fullmatch(terminal_id):
+        return failed(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
+    if terminal_id == env.caller.id:
+        return failed(f"terminal {terminal_id} is your own terminal; delete only workers you started")
+    try:
+        await env.kernel.delete_terminal(terminal_id)
+    except Exception as exc:
+        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+            raise
+        if isinstance(exc, NotFound):
+            return failed(f"Terminal {terminal_id} not found: it does not exist or was already deleted")
+        if isinstance(exc, Conflict):
+            return failed(f"Terminal {terminal_id} could not be deleted yet (cleanup pending): {exc}")
+        return failed(_explain(env, exc))
+    return ToolResult({"success": True, "message": f"Terminal {terminal_id} deleted successfully"})
+
+
+DELETE_TERMINAL = BuiltinTool(
+    name="delete_terminal",
+    run=delete_terminal,
+    description=(
+        "Delete a terminal and stop the agent running in it. Delete the workers you started with assign "
+        "once you have their results and no longer need them (handoff removes its worker by itself), and "
+        "a worker kept after a failed handoff once you have looked at it. You cannot delete your own "
+        "terminal."
+    ),
+    params={"terminal_id": "Id of the terminal to delete (8 lowercase hex characters)."},
+)
+
+
+# -- answer_user_prompt ----------------------------------------------------------------------------
+
+
+async def answer_user_prompt(env: ToolEnv, terminal_id: str, answer: str) -> ToolResult:
+    """Type an answer into a terminal whose agent waits for the user."""
+
+    def failed(text: str) -> ToolResult:
+        return ToolResult({"success": False, "message": text}, ok=False)
+
+    if not TERMINAL_ID_RE.fullmatch(terminal_id):
+        return failed(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
+    try:
+        await env.kernel.answer_user_prompt(terminal_id, answer)
+    except Exception as exc:
+        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+            raise
+        if isinstance(exc, NotFound):
+            return failed(f"Terminal {terminal_id} not found: it does not exist or was deleted")
+        return failed(_explain(env, exc))
+    return ToolResult({"success": True, "message": f"Answer sent to terminal {terminal_id}"})
+
+
+ANSWER_USER_PROMPT = BuiltinTool(
+    name="answer_user_prompt",
+    run=answer_user_prompt,
+    description=(
+        "Answer the question a worker's agent CLI is showing (a permission or choice prompt) when that "
+        "terminal waits for user input (status waiting_user_answer). The answer is typed into the "
+        "worker's terminal as if a user typed it; then the worker continues."
+    ),
+    params={
+        "terminal_id": "Id of the terminal that waits for an answer.",
+        "answer": "What to type: the option's number or text, or a short reply (at most 4000 characters).",
+    },
+)
+
+BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (HANDOFF, ASSIGN, SEND_MESSAGE, DELETE_TERMINAL, ANSWER_USER_PROMPT)
+
+__all__ = [
+    "BUILTIN_NAMES",
+    "BUILTIN_TOOLS",
+    "BuiltinTool",
+    "Caller",
+    "ID_HEADER",
+    "ID_VARIABLE",
+    "SERVER_INSTRUCTIONS",
+    "ToolEnv",
+    "ToolResult",
+    "answer_user_prompt",
+    "assign",
+    "delete_terminal",
+    "handoff",
+    "send_message",
+]

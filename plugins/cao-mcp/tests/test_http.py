@@ -1,0 +1,114 @@
+"""cao's MCP tools over streamable HTTP at ``/mcp`` of a real ``cao server`` (one per module), driven by
+the SDK's streamable HTTP client; the caller's terminal id travels in ``X-CAO-Terminal-Id``."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.tmux
+
+BUILTINS = {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt"}
+ID = re.compile(r"^[0-9a-f]{8}$")
+
+
+async def test_http_lists_tools_and_plugin_tools_see_the_header(server: Any, mcp: Any) -> None:
+    async with mcp.http(server.mcp_url, "0badc0de") as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert BUILTINS | {"caller_profiles", "fail"} <= set(listed)
+        assert "agent_profile" in listed["handoff"].input_schema["properties"]
+        answer = await mcp.call(client, "caller_profiles", {"prefix": "rev"})
+    assert not answer.error, answer.text
+    assert answer.data == {"caller_id": "0badc0de", "profiles": ["reviewer"]}
+
+
+async def test_http_callers_are_told_apart(server: Any, mcp: Any) -> None:
+    """Stateless transport, one endpoint: concurrent agents each get their own identity."""
+
+    async def whoami(terminal_id: str) -> str:
+        async with mcp.http(server.mcp_url, terminal_id) as client:
+            return (await mcp.call(client, "caller_profiles", {"prefix": "x"})).data["caller_id"]
+
+    ids = [f"{n:08x}" for n in range(0xa0, 0xa6)]
+    assert await asyncio.gather(*(whoami(i) for i in ids)) == ids
+
+
+async def test_http_handoff_returns_the_workers_answer(server: Any, mcp: Any) -> None:
+    async with server.client() as api:
+        own = await mcp.agent(server, api)
+        async with mcp.http(server.mcp_url, own) as client:
+            answer = await mcp.call(client, "handoff",
+                                    {"agent_profile": "developer", "message": "list the tests"})
+    assert not answer.error, answer.text
+    assert answer.data["success"] is True and answer.data["output"] == "list the tests"
+    assert ID.match(answer.data["terminal_id"])
+
+
+async def test_http_assign_returns_at_once_with_the_callback_line(server: Any, mcp: Any) -> None:
+    async with server.client() as api:
+        own = await mcp.agent(server, api)
+        async with mcp.http(server.mcp_url, own) as client:
+            started = time.monotonic()
+            answer = await mcp.call(client, "assign", {"agent_profile": "slow_worker", "message": "lint it"})
+            elapsed = time.monotonic() - started
+        assert not answer.error, answer.text
+        assert elapsed < 2.5, f"assign took {elapsed:.2f} s"
+        worker = answer.data["terminal_id"]
+        task = await mcp.delivered(api, worker)
+        assert task.body == f"lint it\n\n{mcp.callback_line(own)}"
+        await api.delete_terminal(worker)
+
+
+async def test_http_send_message_waits_for_the_busy_receiver(server: Any, mcp: Any) -> None:
+    async with server.client() as api:
+        own = await mcp.agent(server, api)
+        receiver = await mcp.agent(server, api)
+        async with mcp.http(server.mcp_url, own) as client:
+            await api.send_input(receiver, "__mock_sleep_2")
+            busy_since = time.monotonic()
+            answer = await mcp.call(client, "send_message",
+                                    {"receiver_id": receiver, "message": "review done"})
+        assert not answer.error, answer.text
+        assert answer.data["sender_id"] == own and answer.data["receiver_id"] == receiver
+        (queued,) = await api.list_messages(receiver)
+        assert queued.state == "pending", "delivered while the receiver was busy"
+        message = await mcp.delivered(api, receiver)
+        assert time.monotonic() - busy_since >= 1.5
+        assert message.body == f"review done\n\n{mcp.sender_line(own)}"
+
+        async def answered() -> bool:
+            return "> MOCK: review done" in await api.get_output(receiver)
+
+        await mcp.wait_for(answered, 10)
+
+
+async def test_http_errors_name_the_problem(server: Any, mcp: Any) -> None:
+    task = {"agent_profile": "developer", "message": "x"}
+    async with mcp.http(server.mcp_url) as client:
+        answer = await mcp.call(client, "assign", task)
+        assert answer.error and "no X-CAO-Terminal-Id header" in answer.data["message"]
+        answer = await mcp.call(client, "send_message", {"message": "x"})
+        assert answer.error and "no X-CAO-Terminal-Id header" in answer.data["error"]
+    async with mcp.http(server.mcp_url, "../etc") as client:
+        answer = await mcp.call(client, "handoff", task)
+        assert answer.error and "X-CAO-Terminal-Id '../etc' is invalid" in answer.data["message"]
+    async with server.client() as api:
+        own = await mcp.agent(server, api)
+        async with mcp.http(server.mcp_url, own) as client:
+            answer = await mcp.call(client, "assign", {"agent_profile": "ghost", "message": "x"})
+            assert answer.error and "unknown agent profile 'ghost'" in answer.data["message"]
+            answer = await mcp.call(client, "send_message", {"receiver_id": "deadbeef", "message": "x"})
+            assert answer.error and "receiver terminal deadbeef not found" in answer.data["error"]
+            answer = await mcp.call(client, "handoff",
+                                    {"agent_profile": "slow_worker", "message": "x", "timeout": 1})
+            assert answer.error and "timed out" in answer.data["message"]
+            worker = answer.data["terminal_id"]
+            assert ID.match(worker) and worker in answer.data["message"]
+            deleted = await mcp.call(client, "delete_terminal", {"terminal_id": worker})
+            assert not deleted.error, deleted.text
+            failed = await mcp.call(client, "fail", {"reason": "over http"})
+            assert failed.error and "plugin tool failed on purpose: over http" in failed.text
