@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection
 
 from cao_hookspecs import StatusReport, TerminalStatus
 
-from .errors import AgentFailed, Timeout
+from .errors import AgentFailed, NotFound, Timeout
 
 StatusListener = Callable[[StatusReport, StatusReport], None]
 
@@ -39,6 +39,7 @@ class StatusTracker:
         self._screen_at_input: str | None = None
         self._last_reading: StatusReport | None = None
         self._final = False
+        self._closed = False
 
     @property
     def status(self) -> TerminalStatus:
@@ -88,6 +89,13 @@ class StatusTracker:
         if self._last_reading is not None:
             self._set(self._last_reading)
 
+    def close(self) -> None:
+        """The terminal was deleted: wake every waiter (they raise NotFound)."""
+        self._clear_latch()
+        self._closed = True
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
     def fail(self, evidence: str) -> None:
         """The agent exited or its terminal was lost: error, for good."""
         self._clear_latch()
@@ -127,6 +135,8 @@ class StatusTracker:
         wanted = {TerminalStatus(s) for s in statuses}
         deadline = time.monotonic() + timeout
         while True:
+            if self._closed:
+                raise NotFound(f"terminal {self.terminal_id} was deleted")
             current = self.report
             if current.status in wanted:
                 return current

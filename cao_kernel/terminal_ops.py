@@ -497,7 +497,7 @@ class TerminalOps:
 
     def _forget(self, live: LiveTerminal) -> None:
         self._live.pop(live.id, None)
-        live.tracker._clear_latch()
+        live.tracker.close()
         if live.refresh_task is not None:
             live.refresh_task.cancel()
 

@@ -275,3 +275,16 @@ def test_names_with_a_trailing_newline_are_refused():
                          (validate.model, "m1\n"), (validate.key, "Enter\n")):
         with pytest.raises(InvalidInput):
             check(value)
+
+
+async def test_a_wait_on_a_deleted_terminal_ends_at_once(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        term = await kernel.create_session("developer", working_directory=workdir)
+        await kernel.send_input(term.id, "__mock_sleep_30")
+        waiter = asyncio.ensure_future(kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=60))
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        await kernel.delete_terminal(term.id)
+        with pytest.raises(NotFound, match="deleted"):
+            await waiter
+        assert time.monotonic() - started < 2

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {
     "plugins": ("cao_kernel.cli.plugins_cmd", "plugins", "List installed plugins, their hooks and status."),
     "install": ("cao_kernel.cli.profile_cmd", "install", "Install an agent profile (name, .md file or https URL)."),
-    "profile": ("cao_kernel.cli.profile_cmd", "profile", "List and show agent profiles."),
+    "profile": ("cao_kernel.cli.profile_cmd", "profile", "List, show and validate agent profiles."),
+    "skills": ("cao_kernel.cli.skills_cmd", "skills", "List, show and install cao's agent skills for an agent CLI."),
 }
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cao_hookspecs import StatusReport, TerminalStatus
-from cao_provider_mock.contract import reply_payload
+from cao_provider_mock.contract import NO_ANSWER_LINE, answer_rows, reply_payload, shown_answer
 from cao_provider_mock.screen import detect_status, extract_last_message
 
 P = "\u276f"
@@ -43,6 +43,13 @@ SCREENS = {
         "x" * 120 + "\n" + "x" * 80 + " [200 lines, 22199 chars]\n" + P + "\n", TerminalStatus.COMPLETED,
     ),
     "goodbye": (f"{P} /exit\ngoodbye\n", TerminalStatus.PROCESSING),
+    "multi-line answer": (f"{P} report please\n> MOCK: Report\n\u2502 line two\n\u2502\n\u2502 four\n{P}\n",
+                          TerminalStatus.COMPLETED),
+    "behaviour at work": (f"{P} report please\n\u23fa assign(agent_profile='x')\n  \u23bf {{}}\n",
+                          TerminalStatus.PROCESSING),
+    "turn ended without an answer": (f"{P} one\n> MOCK: one\n{P} two\n\u23fa note\n{NO_ANSWER_LINE}\n{P}\n",
+                                     TerminalStatus.COMPLETED),
+    "behaviour failed": (f"{P} one\nERROR: mock behaviour failed: RuntimeError: no\n{P}\n", TerminalStatus.ERROR),
     "coloured capture (-e)": (f"\x1b[1m{P}\x1b[0m one\n\x1b[32m> MOCK: one\x1b[0m\n\x1b[1m{P}\x1b[0m \n",
                               TerminalStatus.COMPLETED),
 }
@@ -155,4 +162,35 @@ def test_extract_raises_only_value_error(text):
         result = extract_last_message(text)
     except ValueError:
         return
-    assert isinstance(result, str) and "\n" not in result
+    assert isinstance(result, str)
+
+
+_answer = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
+
+
+@given(_answer, st.lists(_history_row, max_size=5))
+def test_a_behaviour_answer_reads_back_exactly_from_a_joined_capture(answer, history):
+    screen = "\n".join([*history, f"{P} the task", *answer_rows(answer), P]) + BLANK_ROWS
+    assert detect_status(screen).status == TerminalStatus.COMPLETED
+    assert extract_last_message(screen) == shown_answer(answer)
+
+
+def test_plain_text_answers_are_shown_unchanged():
+    text = "Final report\n\n  indented line\n> MOCK: not an answer start\n\u276f not a prompt\nend"
+    assert shown_answer(text) == text
+    screen = "\n".join([f"{P} go", *answer_rows(text), P])
+    assert extract_last_message(screen) == text
+    assert shown_answer("tab\there  \r\nnext\x1b") == "tab here\nnext^["
+
+
+def test_extract_joins_wrapped_rows_of_each_line_of_a_multi_line_answer():
+    # A capture without -J at 20 columns: each long line continues on rows without the marker.
+    screen = f"{P} go\n> MOCK: aaaaaaaaaaaa\nbbbb\n\u2502 cccccccccccccccccc\ndd\n\u2502\n{P}\n"
+    assert extract_last_message(screen) == "aaaaaaaaaaaabbbb\nccccccccccccccccccdd\n"
+
+
+def test_a_turn_without_an_answer_hides_the_previous_answer():
+    screen = f"{P} one\n> MOCK: one\n{P} two\n{NO_ANSWER_LINE}\n{P}\n"
+    with pytest.raises(ValueError, match="ended without an answer"):
+        extract_last_message(screen)
+    assert extract_last_message(screen + f"{P} three\n> MOCK: three\n{P}") == "three"

@@ -93,3 +93,27 @@ def test_multiline_paste_goes_idle_processing_completed(tmux, tmp_path):
     while tmux("has-session", "-t", "mock", check=False) is not None:
         assert time.monotonic() < deadline, "mock_cli did not exit on /exit"
         time.sleep(0.02)
+
+
+def test_a_behaviours_multi_line_answer_reads_back_exactly(tmux, tmp_path):
+    provider = mock_provider()
+    profile = AgentProfile(name="echoer", provider="mock_cli", extra={"mockBehaviour": "echo"})
+    terminal = Terminal(id="0123abcd", name="echoer-1a2b", session_name="mock", provider="mock_cli",
+                        agent_profile="echoer")
+    plan = provider.launch(LaunchContext(terminal=terminal, profile=profile, working_directory=str(tmp_path),
+                                         runtime_dir=str(tmp_path)))
+    # A narrow window, so the long line wraps on screen.
+    tmux("new-session", "-d", "-s", "mock", "-x", "60", "-y", "30", "-c", str(tmp_path), *plan.argv)
+    _wait_for(tmux, {TerminalStatus.IDLE}, [], timeout=5)
+    task = "\n".join(["Summary", "", "  indented, then a long line: " + "z" * 100, "> MOCK: not a new answer",
+                      "\u276f not a prompt", "end"])
+    tmux("load-buffer", "-b", "msg", "-", stdin=task.encode())
+    tmux("paste-buffer", "-p", "-r", "-d", "-b", "msg", "-t", "mock")
+    tmux("send-keys", "-t", "mock", "Enter")
+    seen = [TerminalStatus.IDLE]
+    _wait_for(tmux, {TerminalStatus.COMPLETED}, seen)
+    assert seen == [TerminalStatus.IDLE, TerminalStatus.PROCESSING, TerminalStatus.COMPLETED], seen
+    joined = tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "mock")
+    assert provider.extract_last_message(joined) == task
+    # Unjoined, the wrapped rows are joined back by the extractor (no blank fell on a wrap point here).
+    assert provider.extract_last_message(tmux("capture-pane", "-p", "-t", "mock")) == task

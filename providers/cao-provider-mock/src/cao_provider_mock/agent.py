@@ -24,7 +24,7 @@ from .contract import (
 )
 
 USAGE = """\
-usage: mock_cli [--delay-ms N] [--version] [--help]
+usage: mock_cli [--delay-ms N] [--behaviour NAME] [--mcp-config FILE] [--version] [--help]
 
 An offline mock agent CLI. Prints a banner and the prompt, then answers each input with
 '> MOCK: <input>' after N milliseconds (default 50).
@@ -33,7 +33,9 @@ An offline mock agent CLI. Prints a banner and the prompt, then answers each inp
   __mock_sleep_<S>    wait S seconds (decimal), then print '> MOCK: slept <S>s'
   /exit, /quit        print 'goodbye' and exit
 
-Other arguments are ignored.
+With --behaviour, every other input goes to a scripted behaviour instead: an entry point of group
+cao.mock_behaviours, or package.module:function. It may call the MCP tools of the servers in the
+--mcp-config file ({"mcpServers": {...}}). Other arguments are ignored.
 """
 
 BRACKETED_PASTE_ON = "\x1b[?2004h"
@@ -45,11 +47,16 @@ class UsageError(Exception):
 
 
 class Options:
-    __slots__ = ("delay_ms", "action")
+    __slots__ = ("delay_ms", "action", "behaviour", "mcp_config")
 
     def __init__(self) -> None:
         self.delay_ms = DEFAULT_DELAY_MS
         self.action = "run"
+        self.behaviour: str | None = None
+        self.mcp_config: str | None = None
+
+
+_VALUE_OPTIONS = {"--delay-ms": "milliseconds", "--behaviour": "a behaviour name", "--mcp-config": "a file"}
 
 
 def parse_args(args: list[str]) -> Options:
@@ -61,17 +68,25 @@ def parse_args(args: list[str]) -> Options:
         if arg in ("--version", "--help", "-h"):
             options.action = "version" if arg == "--version" else "help"
             return options
-        if arg == "--delay-ms" or arg.startswith("--delay-ms="):
-            if arg == "--delay-ms":
+        name = arg.partition("=")[0]
+        if name in _VALUE_OPTIONS:
+            if arg == name:
                 i += 1
                 if i >= len(args):
-                    raise UsageError("--delay-ms needs a value (milliseconds)")
+                    raise UsageError(f"{name} needs a value ({_VALUE_OPTIONS[name]})")
                 value = args[i]
             else:
                 value = arg.partition("=")[2]
-            if not (value.isascii() and value.isdigit()):
-                raise UsageError(f"--delay-ms needs a whole number of milliseconds, got {value!r}")
-            options.delay_ms = int(value)
+            if name == "--delay-ms":
+                if not (value.isascii() and value.isdigit()):
+                    raise UsageError(f"--delay-ms needs a whole number of milliseconds, got {value!r}")
+                options.delay_ms = int(value)
+            elif not value:
+                raise UsageError(f"{name} needs a value ({_VALUE_OPTIONS[name]})")
+            elif name == "--behaviour":
+                options.behaviour = value
+            else:
+                options.mcp_config = value
         i += 1
     return options
 
@@ -90,15 +105,67 @@ def main(argv: list[str] | None = None) -> int:
         _write(1, USAGE)
         return 0
     delay = options.delay_ms / 1000
+    tty = os.isatty(0)
+    host = None
+    if options.behaviour is not None:
+        try:
+            host = _behaviour_host(options, "\r\n" if tty else "\n")
+        except ValueError as exc:
+            _write(2, f"mock_cli: {exc}\n")
+            return 2
+    grace = 2.0
     try:
-        if os.isatty(0):
-            return TerminalSession(delay).run()
-        return run_lines(delay)
+        if tty:
+            return TerminalSession(delay, host=host).run()
+        return run_lines(delay, host)
     except KeyboardInterrupt:
         return 130
     except OSError:
         # The terminal or the pipe went away: nobody is left to talk to.
         return 0
+    except SystemExit:
+        grace = 0.3  # a signal: whoever sent it will not wait long; MCP servers also stop on EOF
+        raise
+    finally:
+        if host is not None:
+            host.close(grace)
+
+
+def _behaviour_host(options: Options, newline: str) -> LazyHost:
+    """Load the behaviour and check the MCP config before the banner, so a bad profile fails at start."""
+    from .behaviours import load_behaviour
+
+    if options.mcp_config is not None:
+        from .mcp_config import read_config
+
+        read_config(options.mcp_config)
+    behaviour = load_behaviour(options.behaviour or "")
+    return LazyHost(behaviour, options.mcp_config, lambda row: _write(1, row + newline))
+
+
+class LazyHost:
+    """A ``turns.BehaviourHost`` built on the first turn: its event loop and thread cost start-up time."""
+
+    def __init__(self, behaviour, mcp_config: str | None, write) -> None:
+        self._args = (behaviour, mcp_config, write)
+        self._host = None
+
+    def _get(self):
+        if self._host is None:
+            from .turns import BehaviourHost
+
+            self._host = BehaviourHost(*self._args)
+        return self._host
+
+    def submit(self, text: str):
+        return self._get().submit(text)
+
+    def cancel(self, future) -> None:
+        self._get().cancel(future)
+
+    def close(self, grace: float = 2.0) -> None:
+        if self._host is not None:
+            self._host.close(grace)
 
 
 def _write(fd: int, text: str) -> None:
@@ -107,7 +174,7 @@ def _write(fd: int, text: str) -> None:
         data = data[os.write(fd, data):]
 
 
-def run_lines(delay: float) -> int:
+def run_lines(delay: float, host: LazyHost | None = None) -> int:
     """Non-terminal mode: one input per line, no echo (the caller sees only what the program prints)."""
     from .keys import PASTE_END, PASTE_START
 
@@ -120,7 +187,11 @@ def run_lines(delay: float) -> int:
         if reaction.kind == EXIT:
             _write(1, reaction.line + "\n")
             return 0
-        if reaction.kind == ANSWER:
+        if host is not None and reaction.ordinary:
+            from .turns import turn_rows
+
+            _write(1, "".join(row + "\n" for row in turn_rows(host.submit(line))))
+        elif reaction.kind == ANSWER:
             if reaction.wait > 0:
                 time.sleep(reaction.wait)
             _write(1, reaction.line + "\n")
@@ -136,7 +207,7 @@ def _terminate(signum: int, frame: object) -> None:
 class TerminalSession:
     """Raw-mode mode: reads keys, echoes them itself, and submits the line on Enter."""
 
-    def __init__(self, delay: float, fd: int = 0) -> None:
+    def __init__(self, delay: float, fd: int = 0, host: LazyHost | None = None) -> None:
         from collections import deque
 
         from .composer import Composer
@@ -144,6 +215,9 @@ class TerminalSession:
 
         self.delay = delay
         self.fd = fd
+        # Set when a scripted behaviour answers ordinary inputs.
+        self.host = host
+        self._wake: tuple[int, int] | None = None
         self.decoder = KeyDecoder()
         self.composer = Composer()
         self.events: deque[tuple[str, str]] = deque()
@@ -235,6 +309,8 @@ class TerminalSession:
         if reaction.kind == EMPTY:
             self.emit(PROMPT)
             return False
+        if self.host is not None and reaction.ordinary:
+            return self._turn(text)
         if reaction.wait > 0:
             self.flush()
             interrupted = self._busy(reaction.wait)
@@ -244,6 +320,50 @@ class TerminalSession:
                 self.emit(f"^C\r\n{PROMPT}")
                 return False
         self.emit(f"{reaction.line}\r\n{PROMPT}")
+        return False
+
+    def _turn(self, text: str) -> bool:
+        """Let the behaviour answer ``text``; True when the program should exit (the terminal hung up)."""
+        from .turns import turn_rows
+
+        # What was emitted so far must be on screen before the behaviour prints its progress rows.
+        self.flush()
+        future = self.host.submit(text)
+        interrupted = self._busy_until(future)
+        if self._hung_up:
+            self.host.cancel(future)
+            return True
+        if interrupted:
+            self.host.cancel(future)
+            self.emit(f"^C\r\n{PROMPT}")
+            return False
+        self.emit("".join(row + "\r\n" for row in turn_rows(future)) + PROMPT)
+        return False
+
+    def _busy_until(self, future) -> bool:
+        """Like ``_busy``, until ``future`` is done rather than for a time; True if Ctrl-C came first."""
+        import select
+
+        from .keys import INTERRUPT
+
+        if self._wake is None:
+            self._wake = os.pipe()
+        wake_read, wake_write = self._wake
+        future.add_done_callback(lambda _: os.write(wake_write, b"."))
+        if self._drop_through_interrupt(INTERRUPT):
+            return True
+        while not future.done():
+            ready, _, _ = select.select([self.fd, wake_read], [], [])
+            if wake_read in ready:
+                os.read(wake_read, 512)
+                continue
+            data = self._read()
+            if data is None:
+                return False
+            self.events.extend(self.decoder.feed(data))
+            if self._drop_through_interrupt(INTERRUPT):
+                return True
+        # A byte the callback writes after this returns only wakes the next turn's loop once, harmlessly.
         return False
 
     def _busy(self, seconds: float) -> bool:

@@ -17,6 +17,19 @@ ERROR_COMMAND = "__mock_error__"
 SLEEP_COMMAND = "__mock_sleep_"
 DEFAULT_DELAY_MS = 50
 
+# Scripted behaviours (see behaviours.py). An answer of several lines is drawn as the usual first row
+# plus one row per further line, each starting with ANSWER_CONTINUATION: a row without it is a wrapped
+# part of the row above, so the extractor can tell line breaks from wrapping.
+ANSWER_CONTINUATION = "\u2502"
+# A turn whose behaviour returned no answer still gets a visible end, so it reads as completed.
+NO_ANSWER_LINE = "\u25cb turn ended without an answer"
+# Progress rows a behaviour prints while it works (its tool calls, its notes).
+TRACE_PREFIX = "\u23fa "
+TRACE_RESULT_PREFIX = "  \u23bf "
+# Every row that marks a failed turn starts with this: the injected failure and a failed behaviour.
+ERROR_PREFIX = "ERROR: mock "
+BEHAVIOUR_ERROR_PREFIX = "ERROR: mock behaviour failed: "
+
 # Shown between the lines of a multi-line input in its one-line reply.
 LINE_JOINER = " \u23ce "
 
@@ -29,15 +42,17 @@ class Reaction:
     """What the program does with one submitted input.
 
     ``kind`` is ``empty`` (reprint the prompt), ``exit`` (print ``line`` and quit) or ``answer`` (wait
-    ``wait`` seconds, print ``line``, then the prompt).
+    ``wait`` seconds, print ``line``, then the prompt). ``ordinary`` is true for an input that is no
+    command: the one a scripted behaviour answers instead of the echo.
     """
 
-    __slots__ = ("kind", "line", "wait")
+    __slots__ = ("kind", "line", "wait", "ordinary")
 
-    def __init__(self, kind: str, line: str = "", wait: float = 0.0) -> None:
+    def __init__(self, kind: str, line: str = "", wait: float = 0.0, *, ordinary: bool = False) -> None:
         self.kind = kind
         self.line = line
         self.wait = wait
+        self.ordinary = ordinary
 
     def __repr__(self) -> str:
         return f"Reaction({self.kind!r}, {self.line!r}, wait={self.wait!r})"
@@ -60,7 +75,7 @@ def react(text: str, delay: float) -> Reaction:
         seconds = sleep_seconds(label)
         if seconds is not None:
             return Reaction(ANSWER, f"{REPLY_PREFIX}slept {label}s", seconds)
-    return Reaction(ANSWER, REPLY_PREFIX + reply_payload(text), delay)
+    return Reaction(ANSWER, REPLY_PREFIX + reply_payload(text), delay, ordinary=True)
 
 
 def sleep_seconds(label: str) -> float | None:
@@ -86,6 +101,25 @@ def reply_payload(text: str) -> str:
     lines = text.split("\n")
     joined = LINE_JOINER.join(visible(line, tab=True) for line in lines)
     return f"{joined} [{len(lines)} lines, {len(text)} chars]"
+
+
+def answer_rows(answer: str) -> list[str]:
+    """The screen rows that show a behaviour's ``answer``; ``screen.extract_last_message`` reads it back.
+
+    The first line follows ``> MOCK: ``; every further line gets a row of its own starting with
+    ``ANSWER_CONTINUATION`` and a space. Control characters are made visible as in echoed answers, a
+    tab becomes one space and blanks at the end of a line are dropped (a terminal does not keep them),
+    so the extractor returns exactly ``shown_answer(answer)``.
+    """
+    first, *rest = shown_answer(answer).split("\n")
+    return [REPLY_PREFIX + first, *(f"{ANSWER_CONTINUATION} {line}".rstrip() for line in rest)]
+
+
+def shown_answer(answer: str) -> str:
+    """``answer`` as the screen can hold it: line breaks normalised, control characters visible, tabs as
+    one space, no blanks at the ends of lines. Equal to ``answer`` for plain printable text."""
+    lines = answer.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(visible(line, tab=False).rstrip() for line in lines)
 
 
 def visible(text: str, *, tab: bool) -> str:

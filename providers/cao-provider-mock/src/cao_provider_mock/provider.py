@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan, ProviderCapabilities, ProviderSpec
@@ -13,6 +15,11 @@ from .screen import detect_status, extract_last_message
 
 NAME = "mock_cli"
 DELAY_KEY = "mock_delay_ms"
+BEHAVIOUR_KEY = "mockBehaviour"
+MCP_CONFIG_FILE = "mcp.json"
+# Where behaviour modules are looked for, besides sys.path and the agent's working directory. Read from
+# the environment of the process that launches agents (cao-server) and handed to each agent.
+BEHAVIOUR_PATH_VARIABLE = "CAO_MOCK_BEHAVIOUR_PATH"
 
 
 def mock_cli_command() -> tuple[str, ...]:
@@ -45,9 +52,43 @@ def delay_ms(profile: AgentProfile | None) -> int:
     return value
 
 
+def behaviour(profile: AgentProfile | None) -> str | None:
+    """The scripted behaviour a profile names in its ``mockBehaviour`` key, checked for shape, or None."""
+    if profile is None or profile.extra.get(BEHAVIOUR_KEY) is None:
+        return None
+    from .behaviours import BehaviourError, check_spec
+
+    value = profile.extra[BEHAVIOUR_KEY]
+    try:
+        return check_spec(value.strip() if isinstance(value, str) else value)
+    except BehaviourError as exc:
+        raise ValueError(f"agent profile {profile.name!r}: {BEHAVIOUR_KEY}: {exc}") from None
+
+
 def launch(ctx: LaunchContext) -> LaunchPlan:
-    """Launch plan for one terminal: mock_cli with the profile's reply delay."""
-    return LaunchPlan(argv=(*mock_cli_command(), "--delay-ms", str(delay_ms(ctx.profile))))
+    """Launch plan for one terminal: mock_cli with the profile's reply delay and, when the profile names
+    one, its scripted behaviour; the profile's MCP servers go to a JSON file in the runtime folder."""
+    argv = [*mock_cli_command(), "--delay-ms", str(delay_ms(ctx.profile))]
+    files: dict[str, str] = {}
+    env: dict[str, str] = {}
+    if ctx.mcp_servers:
+        files[MCP_CONFIG_FILE] = json.dumps({"mcpServers": _plain(ctx.mcp_servers)}, indent=2)
+        argv += ["--mcp-config", os.path.join(ctx.runtime_dir, MCP_CONFIG_FILE)]
+    name = behaviour(ctx.profile)
+    if name is not None:
+        argv += ["--behaviour", name]
+        if os.environ.get(BEHAVIOUR_PATH_VARIABLE):
+            env[BEHAVIOUR_PATH_VARIABLE] = os.environ[BEHAVIOUR_PATH_VARIABLE]
+    return LaunchPlan(argv=tuple(argv), env=env, files=files)
+
+
+def _plain(value: Any) -> Any:
+    # Profile records hold read-only mappings; JSON wants plain ones.
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def mock_provider() -> ProviderSpec:

@@ -2,8 +2,9 @@
 
 Both functions take text shaped like ``tmux capture-pane -p`` output: one line per terminal row,
 trailing blanks stripped (they strip again, and drop ANSI escapes, so ``-e`` captures work too).
-mock_cli writes every row that matters at column 0 (the prompt, ``> MOCK:`` answers, the ``ERROR`` line,
-the banner) and shows multi-line pastes as a one-line placeholder, so pasted text cannot pose as one.
+mock_cli writes every row that matters at column 0 (the prompt, ``> MOCK:`` answers and their ``│``
+continuation rows, the ``ERROR`` line, the no-answer line, the banner) and shows multi-line pastes as a
+one-line placeholder, so pasted text cannot pose as one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 
 from cao_hookspecs import StatusReport, TerminalStatus
 
-from .contract import BANNER, ERROR_LINE, PROMPT, PROMPT_GLYPH
+from .contract import ANSWER_CONTINUATION, BANNER, ERROR_PREFIX, NO_ANSWER_LINE, PROMPT, PROMPT_GLYPH
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _REPLY = re.compile(r">\s*MOCK: ?(.*)")
@@ -28,10 +29,12 @@ def _is_input_row(row: str) -> bool:
 
 
 def _answer_kind(rows: list[str]) -> str | None:
-    if any(row.startswith(ERROR_LINE) for row in rows):
+    if any(row.startswith(ERROR_PREFIX) for row in rows):
         return "error"
     if any(_REPLY.match(row) for row in rows):
         return "reply"
+    if any(row.startswith(NO_ANSWER_LINE) for row in rows):
+        return "ended"
     return None
 
 
@@ -47,8 +50,8 @@ def detect_status(screen: str) -> StatusReport:
     - nothing on screen: unknown;
     - no prompt row at all: processing once the banner is shown, else unknown;
     - last non-empty row is the bare prompt ``❯``: look at the rows between the last input row
-      (``❯ <text>``) and it: an ``ERROR: mock failure injected`` row means error, a ``> MOCK:`` row
-      completed, nothing idle. With no input row on screen, the same check runs on everything above
+      (``❯ <text>``) and it: an ``ERROR: mock ...`` row (an injected failure or a failed behaviour)
+      means error, a ``> MOCK:`` row or the no-answer row of a behaviour completed, nothing idle. With no input row on screen, the same check runs on everything above
       the prompt; if that finds nothing, the banner (or an otherwise empty screen) means idle and any
       other text means completed: an answer so long that it pushed its own input row off the screen;
     - last non-empty row is an input row (echoed input, answer not printed yet): processing;
@@ -74,6 +77,8 @@ def detect_status(screen: str) -> StatusReport:
             return _report(TerminalStatus.ERROR, f"prompt after the error line, {where}")
         if kind == "reply":
             return _report(TerminalStatus.COMPLETED, f"prompt after a '> MOCK:' answer, {where}")
+        if kind == "ended":
+            return _report(TerminalStatus.COMPLETED, f"prompt after a turn that ended without an answer, {where}")
         if start is not None:
             return _report(TerminalStatus.IDLE, "prompt with no answer since the last input")
         if BANNER in above or not any(above):
@@ -85,21 +90,29 @@ def detect_status(screen: str) -> StatusReport:
 
 
 def extract_last_message(text: str) -> str:
-    """The payload of the last ``> MOCK:`` row in ``text`` (screen plus history); ValueError if none.
+    """The last answer in ``text`` (screen plus history); ValueError if there is none.
 
-    mock_cli always draws a prompt right after an answer, so rows between an answer and the next
-    prompt row are the answer's own wrapped continuation (a capture made without ``-J``) and are
-    joined to it. Only a joined capture keeps blanks that fell on a wrap point.
+    An answer starts at a ``> MOCK:`` row. mock_cli always draws a prompt right after an answer, so the
+    rows between that row and the next prompt row belong to it: a row starting ``│`` begins a new line
+    of a multi-line answer, any other row is the wrapped rest of the row above (a capture made without
+    ``-J``) and is joined to it. Only a joined capture keeps blanks that fell on a wrap point. When the
+    last turn ended without an answer (a behaviour returned None), there is no answer to return.
     """
     rows = _rows(text)
     for index in range(len(rows) - 1, -1, -1):
-        match = _REPLY.match(rows[index])
+        row = rows[index]
+        if row.startswith(NO_ANSWER_LINE):
+            raise ValueError("the last mock_cli turn ended without an answer")
+        match = _REPLY.match(row)
         if match is None:
             continue
-        payload = match.group(1)
+        lines = [match.group(1)]
         following = rows[index + 1:]
         end = next((i for i, row in enumerate(following) if row.startswith(PROMPT_GLYPH)), None)
-        if end:
-            payload += "".join(following[:end]).rstrip()
-        return payload.rstrip()
+        for row in following[:end] if end else ():
+            if row.startswith(ANSWER_CONTINUATION):
+                lines.append(row[len(ANSWER_CONTINUATION):].removeprefix(" "))
+            else:
+                lines[-1] += row
+        return "\n".join(line.rstrip() for line in lines)
     raise ValueError("no '> MOCK:' answer found in the mock_cli output")

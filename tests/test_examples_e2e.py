@@ -1,0 +1,216 @@
+"""The three examples, end to end and offline: a real cao-server, real tmux, mock agents whose scripted
+behaviours call cao's MCP tools through a real MCP client.
+
+Each example runs as a user would run it (``python examples/run_example.py NAME``); the runner's
+``--timeline`` file records every status change (with the server's timestamps) and every inbox
+message, which is what the checks below read. The three run at the same time to keep the suite fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.tmux, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNNER = ROOT / "examples" / "run_example.py"
+NAMES = ("assign", "handoff", "send_message")
+
+ASSIGN_REPORT = """\
+DATA ANALYSIS REPORT
+Datasets: A, B, C
+
+Dataset A: [1, 2, 3, 4, 5]
+  n: 5
+  mean: 3
+  median: 3
+  population standard deviation: 1.414
+  sample standard deviation: 1.581
+Dataset B: [10, 20, 30, 40, 50, 60]
+  n: 6
+  mean: 35
+  median: 35
+  population standard deviation: 17.078
+  sample standard deviation: 18.708
+Dataset C: [2, 4, 4, 4, 5, 5, 7, 9]
+  n: 8
+  mean: 5
+  median: 4.5
+  population standard deviation: 2
+  sample standard deviation: 2.138
+
+Population standard deviation divides by n; sample standard deviation divides by n - 1."""
+
+RELEASE_NOTES = """\
+# Release 2.1
+
+## New features
+- Export reports as CSV.
+- A --json flag for every command.
+
+## Bug fixes
+- Fixed: crash when the config file is empty.
+- Fixed: wrong totals when a dataset has one value.
+
+## Documentation
+- A tutorial for first-time users."""
+
+DEAL = """\
+Deal: bought the used bike for 305.
+Rounds:
+1. buyer offered 250, seller countered 325
+2. buyer offered 280, seller countered 305
+3. buyer accepted 305
+The seller confirmed the sale at 305."""
+
+
+def _env() -> dict[str, str]:
+    # The runner makes its own private home and tmux server; nothing of the test's may leak in.
+    return {k: v for k, v in os.environ.items() if not k.startswith(("CAO_", "TMUX"))}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Run every example once (concurrently); name -> (completed process, timeline)."""
+    folder = tmp_path_factory.mktemp("examples")
+    procs = {}
+    for name in NAMES:
+        timeline = folder / f"{name}.json"
+        procs[name] = (subprocess.Popen(
+            [sys.executable, str(RUNNER), name, "--timeline", str(timeline)], cwd=ROOT, env=_env(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ), timeline)
+    results = {}
+    for name, (proc, timeline) in procs.items():
+        try:
+            out, err = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        data = json.loads(timeline.read_text()) if timeline.exists() else {}
+        results[name] = (done, data)
+    return results
+
+
+def _ok(runs, name):
+    done, timeline = runs[name]
+    assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stdout, timeline
+
+
+def _by_profile(timeline, profile):
+    return [t for t in timeline["terminals"] if t["profile"] == profile]
+
+
+def _busy(track, status="processing"):
+    """The first interval the terminal spent in ``status``: (start, end); end is the next change, or its
+    removal."""
+    statuses = track["statuses"]
+    for index, (name, since) in enumerate(statuses):
+        if name == status:
+            end = statuses[index + 1][1] if index + 1 < len(statuses) else track["removed"]
+            assert end is not None, f"{track['name']} never left {status}"
+            return since, end
+    raise AssertionError(f"{track['name']} was never {status}: {statuses}")
+
+
+def _body(message):
+    """A message's own text, without the protocol line cao appended."""
+    return re.split(r"\n\n\[(?:Message from|Assigned by) terminal ", message["body"])[0]
+
+
+def test_assign_three_analysts_in_parallel_and_the_filled_report(runs):
+    out, timeline = _ok(runs, "assign")
+    assert timeline["final_answer"] == ASSIGN_REPORT
+    assert ASSIGN_REPORT in out  # printed for the user too
+    analysts = _by_profile(timeline, "data_analyst")
+    (generator,) = _by_profile(timeline, "report_generator")
+    (supervisor,) = _by_profile(timeline, "analysis_supervisor")
+    assert len(analysts) == 3
+    sup = supervisor["id"]
+    assert all(t["caller_id"] == sup for t in [*analysts, generator])
+
+    # The analysts worked at the same time, while the supervisor was blocked in its handoff to the
+    # report generator: there is a moment when all four workers were busy.
+    intervals = [_busy(t) for t in analysts] + [_busy(generator)]
+    assert max(start for start, _ in intervals) < min(end for _, end in intervals), intervals
+    sup_start, sup_end = _busy(supervisor)
+    gen_start, gen_end = _busy(generator)
+    assert sup_start < gen_start and gen_end <= sup_end, (supervisor["statuses"], generator["statuses"])
+    # The handoff removed its worker; the supervisor deleted each analyst once it had its result.
+    assert generator["removed"] is not None and all(t["removed"] is not None for t in analysts)
+
+    messages = timeline["messages"]
+    tasks = [m for m in messages if m["kind"] == "assign"]
+    assert sorted(m["receiver_id"] for m in tasks) == sorted(t["id"] for t in analysts)
+    assert all(m["sender_id"] == sup and m["body"].endswith(
+        f"[Assigned by terminal {sup}. When done, send results back to terminal {sup} using send_message]")
+        for m in tasks)
+    results = [m for m in messages if m["kind"] == "send_message"]
+    assert sorted(m["sender_id"] for m in results) == sorted(t["id"] for t in analysts)
+    assert all(m["receiver_id"] == sup and m["states"][-1][0] == "delivered" for m in results)
+    # Results were held until the supervisor's turn ended: none was typed while it was busy.
+    for message in results:
+        delivered = message["states"][-1][1]
+        assert not sup_start < delivered < sup_end, (message, supervisor["statuses"])
+    assert {_body(m).splitlines()[0] for m in results} == {f"Result for dataset {n}" for n in "ABC"}
+
+
+def test_handoff_runs_the_planner_then_the_writer(runs):
+    _, timeline = _ok(runs, "handoff")
+    assert timeline["final_answer"] == RELEASE_NOTES
+    (supervisor,) = _by_profile(timeline, "release_manager")
+    (planner,) = _by_profile(timeline, "planner")
+    (writer,) = _by_profile(timeline, "writer")
+    plan_start, plan_end = _busy(planner)
+    write_start, write_end = _busy(writer)
+    sup_start, sup_end = _busy(supervisor)
+    # Sequential: the writer started only after the planner had finished, both inside the supervisor's
+    # one blocking turn.
+    assert plan_end <= write_start, (planner["statuses"], writer["statuses"])
+    assert writer["created"] >= plan_end
+    assert sup_start < plan_start and write_end <= sup_end
+    assert planner["removed"] is not None and writer["removed"] is not None
+    assert timeline["messages"] == []  # handoff types the task directly; the inbox is not involved
+
+
+def test_send_message_negotiation_alternates_between_the_two_agents(runs):
+    _, timeline = _ok(runs, "send_message")
+    assert timeline["final_answer"] == DEAL
+    (buyer,) = _by_profile(timeline, "buyer")
+    (seller,) = _by_profile(timeline, "seller")
+    conversation = [m for m in timeline["messages"] if m["kind"] == "send_message"]
+    assert [_body(m) for m in conversation] == [
+        "Offer: 250", "Counter: 325", "Offer: 280", "Counter: 305", "Accept: 305", "Sold: 305"]
+    pairs = [(m["sender_id"], m["receiver_id"]) for m in conversation]
+    assert pairs == [(buyer["id"], seller["id"]), (seller["id"], buyer["id"])] * 3
+    assert all(m["body"].endswith(f"[Message from terminal {m['sender_id']}. Use send_message MCP tool for "
+                                  "any follow-up work.]") for m in conversation)
+    assert all(m["states"][-1][0] == "delivered" for m in timeline["messages"])
+    (task,) = [m for m in timeline["messages"] if m["kind"] == "assign"]
+    assert (task["sender_id"], task["receiver_id"]) == (buyer["id"], seller["id"])
+    assert seller["removed"] is not None  # the buyer deleted the seller once the deal was done
+
+
+def test_a_failed_run_explains_itself_and_leaves_nothing_behind(tmp_path):
+    timeline = tmp_path / "failed.json"
+    done = subprocess.run(
+        [sys.executable, str(RUNNER), "handoff", "--provider", "no_such_cli", "--timeline", str(timeline)],
+        cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 1
+    assert "run_example: handoff failed: cao launch failed:" in done.stderr
+    assert "no_such_cli" in done.stderr
+    home = re.search(r"private home (\S+),", done.stdout)
+    assert home is not None, done.stdout
+    assert not Path(home.group(1)).exists()  # the private folders (home, tmux socket) are gone
+    assert json.loads(timeline.read_text())["error"].startswith("cao launch failed:")
