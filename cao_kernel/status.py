@@ -4,8 +4,9 @@ Readings arrive when the terminal's screen changes (the backend pushes output ev
 an ``asyncio.Event`` that is replaced on every change, so an idle terminal costs nothing.
 
 After input is sent the tracker reports ``processing`` at once and refuses to go back to a ready
-status on the very screen that was showing when the input went out: otherwise a caller waiting for
-``completed`` right after sending would see the previous turn's answer.
+status on the screen that was showing when the input went out, or on a redraw of it that the detector
+reads with the same evidence: otherwise a caller waiting for ``completed`` right after sending would see
+the previous turn's answer. After a settle window with no sign of a new turn it trusts the screen again.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class StatusTracker:
         self._on_change = on_change
         self._screen_at_input: str | None = None
         self._last_reading: StatusReport | None = None
+        self._evidence_at_input: str | None = None
         self._final = False
         self._closed = False
 
@@ -52,8 +54,12 @@ class StatusTracker:
             return
         self._last_reading = report
         if self._screen_at_input is not None:
-            if report.status.ready and screen == self._screen_at_input:
-                return  # the previous turn's screen: the input has not shown up yet
+            if report.status.ready and (
+                screen == self._screen_at_input or report.evidence == self._evidence_at_input
+            ):
+                # Still the previous turn: the same screen, or a redraw of it (hints, footers) that the
+                # detector reads exactly as before the input.
+                return
             self._clear_latch()
         self._set(report)
 
@@ -67,9 +73,11 @@ class StatusTracker:
         self._settle_timer = None
         if self._screen_at_input is None or self._final:
             return
+        # The window passed without a sign of a new turn: the agent ignored the input or answered without
+        # changing what the detector reads. Trust the latest reading again.
         reading = self._last_reading
-        if reading is not None and reading.status.ready and self.screen == self._screen_at_input:
-            self._screen_at_input = None
+        self._screen_at_input = None
+        if reading is not None and reading.status.ready:
             self._set(reading)
 
     def note_input(self) -> None:
@@ -78,6 +86,8 @@ class StatusTracker:
             return
         self._clear_latch()
         self._screen_at_input = self.screen
+        last = self._last_reading
+        self._evidence_at_input = last.evidence if last is not None and last.status.ready else None
         self._settle_timer = asyncio.get_running_loop().call_later(self.input_settle, self._settled)
         self._set(StatusReport(status=TerminalStatus.PROCESSING, evidence="input sent"))
 

@@ -50,6 +50,9 @@ T = TypeVar("T")
 REFRESH_DEBOUNCE = 0.008
 DEFAULT_INIT_TIMEOUT = 60.0
 HISTORY_STEPS = (200, 1000, 5000, -1)
+DIALOG_SETTLE = 0.5
+DIALOG_RETRY = 2.0
+DIALOG_ATTEMPTS = 2
 META_PREFIX = "cao_"
 
 
@@ -155,8 +158,28 @@ class TerminalOps:
             if dialog.name in live.answered_dialogs or not re.search(dialog.pattern, screen, re.MULTILINE):
                 continue
             live.answered_dialogs.add(dialog.name)
-            log.info("terminal %s: answering start-up dialog %r", live.id, dialog.name)
-            asyncio.ensure_future(self._io(self.backend.send_keys, live.id, list(dialog.keys)))
+            asyncio.ensure_future(self._answer_dialog(live, dialog))
+
+    async def _answer_dialog(self, live: LiveTerminal, dialog: Any) -> None:
+        """Answer a start-up dialog once it has been drawn for a moment, and again if it stays.
+
+        Some CLIs drop keys that arrive within a fraction of a second of drawing a dialog, so the first
+        answer waits DIALOG_SETTLE; a dialog still shown DIALOG_RETRY later is answered once more.
+        """
+        delay = DIALOG_SETTLE
+        for attempt in range(DIALOG_ATTEMPTS):
+            await asyncio.sleep(delay)
+            if self._live.get(live.id) is not live:
+                return
+            try:
+                screen = await self._io(self.backend.capture, live.id)
+            except Exception:  # noqa: BLE001 - the terminal may be gone
+                return
+            if not re.search(dialog.pattern, screen, re.MULTILINE):
+                return
+            log.info("terminal %s: answering start-up dialog %r (attempt %d)", live.id, dialog.name, attempt + 1)
+            await self._io(self.backend.send_keys, live.id, list(dialog.keys))
+            delay = DIALOG_RETRY
 
     def _track(self, record: Terminal, provider: ProviderSpec | None) -> LiveTerminal:
         live: LiveTerminal

@@ -9,7 +9,15 @@ import time
 
 import pytest
 
-from cao_hookspecs import AgentProfile, LaunchPlan, ProviderSpec, StatusReport, TerminalStatus, hookimpl
+from cao_hookspecs import (
+    AgentProfile,
+    LaunchPlan,
+    ProviderSpec,
+    StartupDialog,
+    StatusReport,
+    TerminalStatus,
+    hookimpl,
+)
 from cao_kernel.errors import AgentFailed, Conflict, InvalidInput, NotFound
 
 pytestmark = pytest.mark.tmux
@@ -288,3 +296,39 @@ async def test_a_wait_on_a_deleted_terminal_ends_at_once(make_kernel, workdir):
         with pytest.raises(NotFound, match="deleted"):
             await waiter
         assert time.monotonic() - started < 2
+
+
+class DialogProvider:
+    """A CLI that asks a start-up question and only becomes ready once it is answered."""
+
+    @staticmethod
+    @hookimpl
+    def cao_register_providers():
+        import sys
+
+        program = ("import sys\nprint('Do you trust this folder? (y/n)', flush=True)\n"
+                   "answer = sys.stdin.readline().strip()\n"
+                   "print('READY' if answer == 'y' else 'REFUSED', flush=True)\nsys.stdin.readline()\n")
+
+        def detect(screen):
+            if "READY" in screen:
+                return StatusReport(status="idle", evidence="ready line")
+            return StatusReport(status="unknown", evidence="waiting")
+
+        return [ProviderSpec(name="asker", binary="python", description="asks first",
+                             launch=lambda ctx: LaunchPlan(argv=[sys.executable, "-c", program]),
+                             detect_status=detect, extract_last_message=lambda text: text,
+                             startup_dialogs=[StartupDialog(name="trust", pattern=r"trust this folder",
+                                                            keys=["y", "Enter"])])]
+
+
+async def test_startup_dialogs_are_answered_once_drawn(make_kernel, workdir):
+    kernel = make_kernel()
+    kernel.register_plugin(DialogProvider, name="asker")
+    kernel.add_profile(AgentProfile(name="asked", provider="asker"))
+    async with kernel:
+        started = time.monotonic()
+        term = await kernel.create_session("asked", working_directory=workdir)
+        assert term.status == TerminalStatus.IDLE
+        assert time.monotonic() - started >= 0.5  # answered only after the dialog settled
+        assert "READY" in await kernel.get_output(term.id, "full")

@@ -1,1 +1,1 @@
-"""cao provider for Claude Code."""
+"""cao provider for Claude Code: launch command, start-up dialogs, screen detector, answer extraction."""

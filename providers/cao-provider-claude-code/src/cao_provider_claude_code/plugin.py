@@ -1,1 +1,20 @@
-"""Entry point (thin)."""
+"""Entry point of cao-provider-claude-code (kept thin: the provider is imported when asked for)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cao_hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from cao_hookspecs import ProviderSpec
+
+
+@hookimpl
+def cao_register_providers() -> Iterable[ProviderSpec]:
+    """Register the ``claude_code`` provider."""
+    from .provider import claude_code_provider
+
+    return [claude_code_provider()]
