@@ -1,7 +1,9 @@
-"""Every workspace member follows the packaging rules of a cao plugin.
+"""Every workspace member follows the packaging rules of a cao plugin, or of a cao library.
 
 Members are found from the root ``pyproject.toml`` (``[tool.uv.workspace]`` globs minus excludes), so a
-new plugin or provider is checked the moment its folder exists.
+new plugin, provider or library is checked the moment its folder exists. Plugins (``plugins/*``) and
+providers (``providers/*``) declare exactly one ``cao`` entry point; libraries (``libs/*``) hold code that
+plugins share, and declare none: installing one must not add a plugin.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def _members() -> list[Path]:
 
 MEMBERS = _members()
 PLUGINS = [m for m in MEMBERS if m.parent.name in ("plugins", "providers")]
+LIBS = [m for m in MEMBERS if m.parent.name == "libs"]
 
 
 def _id(member: Path) -> str:
@@ -69,6 +72,7 @@ def test_workspace_has_the_expected_members():
     ids = [_id(m) for m in MEMBERS]
     assert "hookspecs" in ids
     assert PLUGINS, "no plugin or provider found"
+    assert LIBS, "no library found under libs/"
     assert not any(i.startswith("providers/_template") for i in ids)
 
 
@@ -94,7 +98,7 @@ def test_member_depends_on_hookspecs_never_on_the_kernel(member: Path):
     extras = project.get("optional-dependencies", {}).values()
     optional = {_requirement_name(r) for extra in extras for r in extra}
     assert "cao-kernel" not in runtime | optional, f"{_id(member)} depends on cao-kernel"
-    if member.parent.name in ("plugins", "providers"):
+    if member.parent.name in ("libs", "plugins", "providers"):
         assert "cao-hookspecs" in runtime, f"{_id(member)} does not depend on cao-hookspecs"
 
 
@@ -127,6 +131,23 @@ def test_entry_point_names_are_unique_across_the_workspace():
 
 def test_hookspecs_declare_no_entry_point():
     assert _entry_points(ROOT / "hookspecs") == {}
+
+
+@pytest.mark.parametrize("member", LIBS, ids=_id)
+def test_library_declares_no_entry_point(member: Path):
+    entry_points = _entry_points(member)
+    assert entry_points == {}, f"{_id(member)} is a library but declares cao entry points {entry_points}"
+
+
+@pytest.mark.parametrize("member", LIBS, ids=_id)
+def test_members_depending_on_a_library_take_it_from_the_workspace(member: Path):
+    # Without the source, uv would look the library up on a package index instead of using this folder.
+    library = _project(member)["project"]["name"]
+    users = [m for m in MEMBERS
+             if library in {_requirement_name(r) for r in _project(m)["project"].get("dependencies", [])}]
+    for user in users:
+        source = _project(user).get("tool", {}).get("uv", {}).get("sources", {}).get(library, {})
+        assert source.get("workspace") is True, f"{_id(user)} depends on {library} without a workspace source"
 
 
 _IMPORT_PROBE = """

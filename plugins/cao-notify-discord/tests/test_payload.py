@@ -6,11 +6,12 @@ import json
 from datetime import datetime
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from cao_hookspecs import DelegationResult, Terminal
-from cao_kernel.testing import strategies as cst
-from cao_notify_discord.events import EVENT_KINDS, Notice, describe
+from cao_hookspecs import DelegationResult
+from cao_notify_core import strategies
+from cao_notify_core.events import LEVELS, Notice, describe
+from cao_notify_core.testing import example_notices
+from cao_notify_core.text import units
 from cao_notify_discord.payload import (
     COLORS,
     DESCRIPTION_MAX,
@@ -21,10 +22,7 @@ from cao_notify_discord.payload import (
     TITLE_MAX,
     build_payload,
     embed_units,
-    fit,
-    units,
 )
-from cao_notify_discord.testing import example_hook_calls
 
 AT = 1_700_000_000.5
 
@@ -33,27 +31,19 @@ def _payload(kind: str, **args: object) -> dict:
     return build_payload(describe(kind, args, AT), username="cao")
 
 
-def test_every_kind_has_an_example_and_a_description() -> None:
-    calls = example_hook_calls()
-    assert [kind for _, _, kind in calls] != [] and {kind for _, _, kind in calls} == set(EVENT_KINDS)
-    for hook, kwargs, kind in calls:
-        args = dict(kwargs)
-        if hook == "cao_after_status_changed":
-            args = {"terminal": kwargs["terminal"], "report": kwargs["new"]}
-        payload = build_payload(describe(kind, args, AT), username="cao")
+def test_every_kind_renders_with_its_kind_in_the_footer() -> None:
+    for notice in example_notices(AT).values():
+        payload = build_payload(notice, username="cao")
         assert set(payload) == {"username", "embeds", "allowed_mentions"}
         (embed,) = payload["embeds"]
-        assert embed["footer"]["text"] == f"cao · {kind}"
+        assert embed["footer"]["text"] == f"cao · {notice.kind}"
         assert embed["title"] and embed["color"] in COLORS.values()
         json.dumps(payload)
 
 
 def test_session_created_payload_exactly() -> None:
-    terminal = Terminal(id="0a1b2c3d", name="supervisor-1a2b", session_name="cao-demo", provider="mock_cli",
-                        agent_profile="supervisor", working_directory="~/projects/demo")
-    from cao_hookspecs import SessionInfo
-
-    payload = _payload("session_created", session=SessionInfo(name="cao-demo"), terminal=terminal)
+    # The supervisor 0a1b2c3d (supervisor-1a2b, mock_cli, ~/projects/demo) starts session cao-demo.
+    payload = build_payload(example_notices(AT)["session_created"], username="cao")
     assert payload == {
         "username": "cao",
         "embeds": [{
@@ -106,38 +96,13 @@ def test_long_text_is_cut_with_an_ellipsis() -> None:
     assert embed_units(embed) <= EMBED_TOTAL_MAX
 
 
-def test_fit_counts_utf16_units() -> None:
-    assert fit("abc", 3) == "abc"
-    assert fit("abcd", 3) == "ab…"
-    # An emoji outside the BMP is two UTF-16 units and is never split.
-    assert fit("😀😀😀", 4) == "😀…"
-    assert fit("", 10, empty="-") == "-"
-
-
-@given(text=st.text(max_size=300), limit=st.integers(0, 300))
-def test_fit_never_exceeds_and_keeps_short_text(text: str, limit: int) -> None:
-    out = fit(text, limit)
-    assert units(out) <= limit
-    if not text.strip():
-        assert out == ""
-    elif units(text) <= limit:
-        assert out == text
-    else:
-        assert out == "" or out.endswith("…")
-        assert text.startswith(out[:-1].rstrip()) or out == ""
-
-
-long_text = st.text(max_size=9000) | st.text(alphabet="😀é\n a", min_size=1000, max_size=9000)
+def test_every_level_has_its_colour() -> None:
+    assert set(COLORS) == set(LEVELS)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(title=long_text, summary=long_text, body=long_text,
-       fields=st.lists(st.tuples(st.text(max_size=400), st.text(max_size=2000)), max_size=40),
-       level=st.sampled_from([*COLORS, "strange"]), at=cst.timestamps)
-def test_any_notice_fits_discords_limits(title: str, summary: str, body: str, fields: list, level: str,
-                                         at: float) -> None:
-    notice = Notice(kind="session_created", title=title, summary=summary, fields=tuple(fields), level=level,
-                    at=at, body=body)
+@given(notice=strategies.notices(max_fields=40, field_value_size=2000))
+def test_any_notice_fits_discords_limits(notice: Notice) -> None:
     payload = build_payload(notice, username="cao")
     (embed,) = payload["embeds"]
     assert 0 < units(embed["title"]) <= TITLE_MAX and embed["title"].strip()
@@ -152,11 +117,8 @@ def test_any_notice_fits_discords_limits(title: str, summary: str, body: str, fi
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(result=cst.delegation_results, terminal=cst.terminals, message=cst.messages, reason=cst.texts)
-def test_any_record_renders(result: DelegationResult, terminal: Terminal, message: object,
-                            reason: str) -> None:
-    for kind, args in (("handoff_finished", {"result": result}), ("assign_finished", {"result": result}),
-                       ("terminal_created", {"terminal": terminal}),
-                       ("message_dead", {"message": message, "reason": reason})):
-        embed = _payload(kind, **args)["embeds"][0]
+@given(notices=strategies.described_records())
+def test_any_record_renders(notices: list[Notice]) -> None:
+    for notice in notices:
+        (embed,) = build_payload(notice, username="cao")["embeds"]
         assert embed_units(embed) <= EMBED_TOTAL_MAX

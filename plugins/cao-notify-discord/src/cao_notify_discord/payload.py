@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from .events import Notice
+from cao_notify_core.events import Notice
+from cao_notify_core.text import fit, units
 
 TITLE_MAX = 256
 DESCRIPTION_MAX = 4096
@@ -20,7 +21,6 @@ FIELD_VALUE_MAX = 1024
 FOOTER_MAX = 2048
 EMBED_TOTAL_MAX = 6000
 
-ELLIPSIS = "…"
 FOOTER_PREFIX = "cao · "
 
 COLORS = {
@@ -30,32 +30,6 @@ COLORS = {
     "info": 0x3498DB,
     "muted": 0x95A5A6,
 }
-
-
-def units(text: str) -> int:
-    """Length in UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def fit(text: str, limit: int, *, empty: str = "") -> str:
-    """``text`` cut to ``limit`` units, ending with an ellipsis when something was cut; ``empty`` when
-    there is nothing but whitespace (Discord refuses blank titles, names and values)."""
-    if not text.strip():
-        return empty
-    if units(text) <= limit:
-        return text
-    if limit <= 0:
-        return ""
-    budget = limit - units(ELLIPSIS)
-    kept: list[str] = []
-    used = 0
-    for ch in text:
-        size = 2 if ord(ch) > 0xFFFF else 1
-        if used + size > budget:
-            break
-        kept.append(ch)
-        used += size
-    return "".join(kept).rstrip() + ELLIPSIS
 
 
 def timestamp(at: float) -> str:

@@ -14,7 +14,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from .events import Notice
+from cao_notify_core.events import Notice
+from cao_notify_core.text import ELLIPSIS, fit
 
 TEXT_MAX = 3000
 HEADER_MAX = 150
@@ -23,7 +24,6 @@ FIELDS_MAX = 10
 FIELD_TEXT_MAX = 2000
 CONTEXT_TEXT_MAX = 3000
 
-ELLIPSIS = "…"
 CONTEXT_PREFIX = "cao · "
 
 EMOJI = {
@@ -36,32 +36,6 @@ EMOJI = {
 
 # An entity cut short by truncation ("&am…") would show as garbage; it is dropped whole instead.
 _PARTIAL_ENTITY = re.compile(r"&(?:a|am|amp|l|lt|g|gt)?" + ELLIPSIS + "$")
-
-
-def units(text: str) -> int:
-    """Length in UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def fit(text: str, limit: int, *, empty: str = "") -> str:
-    """``text`` cut to ``limit`` units, ending with an ellipsis when something was cut; ``empty`` when
-    there is nothing but whitespace (Slack refuses blank texts)."""
-    if not text.strip():
-        return empty
-    if units(text) <= limit:
-        return text
-    if limit <= 0:
-        return ""
-    budget = limit - units(ELLIPSIS)
-    kept: list[str] = []
-    used = 0
-    for ch in text:
-        size = 2 if ord(ch) > 0xFFFF else 1
-        if used + size > budget:
-            break
-        kept.append(ch)
-        used += size
-    return "".join(kept).rstrip() + ELLIPSIS
 
 
 def escape(text: str) -> str:

@@ -1,7 +1,7 @@
 """What each forwarded event says: a service-neutral ``Notice`` built from a hook's arguments.
 
 Notices are built on the sender thread, never on the kernel's event loop: the observers only queue the
-hook's (frozen) records.
+hook's (frozen) records. Each service renders a notice its own way (``Service.render``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: Every event kind this plugin can forward, in the order the README lists them.
+#: Every event kind a notifier can forward, in the order the notifiers' READMEs list them.
 EVENT_KINDS = (
     "session_created",
     "session_killed",
@@ -24,6 +24,9 @@ EVENT_KINDS = (
     "waiting_user_answer",
 )
 
+#: How an event went, from a notice's ``level``; each service shows every one (a colour, an emoji).
+LEVELS = ("good", "bad", "warn", "info", "muted")
+
 # Terminal output can carry colour codes and other control sequences; chat clients show them raw.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -33,8 +36,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 class Notice:
     """One event, ready to be rendered for a chat service.
 
-    ``level`` is ``good``, ``bad``, ``warn``, ``info`` or ``muted`` (the service picks a colour or an
-    emoji); ``body`` is optional long text (a message or an answer) shown below the summary.
+    ``level`` is one of ``LEVELS``: ``good``, ``bad``, ``warn``, ``info`` or ``muted`` (the service
+    picks a colour or an emoji); ``body`` is optional long text (a message or an answer) shown below
+    the summary.
     """
 
     kind: str

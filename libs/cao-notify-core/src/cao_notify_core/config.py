@@ -1,10 +1,13 @@
-"""Settings of the Slack notifier, from cao's settings (``CAO_SLACK_*``) or the cao config file.
+"""A notifier's settings, from cao's settings (``CAO_<SERVICE>_*``) or the cao config file.
 
 Every setting has a name in cao's settings (the environment, or ``Kernel(settings=...)``) and a key in
-the ``notify.slack`` section of ``<cao home>/config.yaml``; a non-empty setting wins over the file.
+the ``notify.<service>`` section of ``<cao home>/config.yaml``; a non-empty setting wins over the file.
 Values are checked once, at start-up: a bad one raises ``ConfigError`` naming the setting, and the
 plugin stays off. The webhook URL is a secret: it is kept in a ``Secret`` and never written into an
 error message.
+
+The settings every notifier has are here (``COMMON_SETTINGS``); a service adds its own through
+``Service.extra_settings`` and a ``NotifyConfig`` subclass holding them.
 """
 
 from __future__ import annotations
@@ -16,22 +19,23 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .events import EVENT_KINDS
+from .redact import Secret
 
-SERVICE = "slack"
-SECTION = f"notify.{SERVICE}"
-PREFIX = "CAO_SLACK_"
+if TYPE_CHECKING:
+    from .service import Service
 
-#: file key -> (setting name, default)
-SETTINGS: dict[str, tuple[str, Any]] = {
-    "webhook_url": (f"{PREFIX}WEBHOOK_URL", None),
-    "events": (f"{PREFIX}EVENTS", "all"),
-    "timeout_seconds": (f"{PREFIX}TIMEOUT_SECONDS", 5.0),
-    "queue_size": (f"{PREFIX}QUEUE_SIZE", 256),
-    "retries": (f"{PREFIX}RETRIES", 3),
-    "flush_seconds": (f"{PREFIX}FLUSH_SECONDS", 2.0),
+#: file key -> default, for the settings of every notifier. The setting's name is the service's
+#: prefix plus the key in capitals (``webhook_url`` -> ``CAO_DISCORD_WEBHOOK_URL``).
+COMMON_SETTINGS: dict[str, Any] = {
+    "webhook_url": None,
+    "events": "all",
+    "timeout_seconds": 5.0,
+    "queue_size": 256,
+    "retries": 3,
+    "flush_seconds": 2.0,
 }
 
 LOOPBACK_NAMES = frozenset({"localhost"})
@@ -45,32 +49,9 @@ class ConfigError(ValueError):
         super().__init__(f"{setting} {problem}")
 
 
-class Secret:
-    """A string that never shows itself in a repr, a str or a log line; ``reveal()`` returns it."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('********')"
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
-
 @dataclass(frozen=True, kw_only=True)
-class SlackConfig:
-    """A checked configuration. Times are seconds."""
+class NotifyConfig:
+    """A checked configuration. Times are seconds. A service with settings of its own subclasses it."""
 
     webhook_url: Secret
     events: frozenset[str] = field(default_factory=lambda: frozenset(EVENT_KINDS))
@@ -83,8 +64,9 @@ class SlackConfig:
 # -- one value at a time ------------------------------------------------------------------------------
 
 
-def parse_url(name: str, value: Any) -> Secret:
-    """An https URL, or http to a loopback address (a local relay, or a test)."""
+def parse_url(name: str, value: Any, *, example: str = "https://hooks.example.com/<token>") -> Secret:
+    """An https URL, or http to a loopback address (a local relay, or a test); ``example`` shows the
+    user what a webhook URL of the service looks like."""
     if not isinstance(value, str):
         raise ConfigError(name, "must be a URL string")
     text = value.strip()
@@ -97,7 +79,7 @@ def parse_url(name: str, value: Any) -> Secret:
     except ValueError:
         raise ConfigError(name, "is not a valid URL") from None
     if not host:
-        raise ConfigError(name, "must name a host (like https://hooks.slack.com/services/...)")
+        raise ConfigError(name, f"must name a host (like {example})")
     scheme = parts.scheme.lower()
     if scheme == "http" and not _is_loopback(host):
         raise ConfigError(name, "must use https (plain http is allowed only for 127.0.0.1, ::1 or localhost)")
@@ -179,8 +161,9 @@ def _number(name: str, value: Any, what: str) -> float:
 # -- the whole configuration ----------------------------------------------------------------------------
 
 
-def read_section(path: Path) -> dict[str, Any] | None:
-    """The ``notify.slack`` section of the config file, or None when the file or section is absent."""
+def read_section(service: Service, path: Path) -> dict[str, Any] | None:
+    """The service's ``notify.<service>`` section of the config file, or None when the file or the
+    section is absent."""
     import yaml
 
     try:
@@ -205,61 +188,67 @@ def read_section(path: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(notify, dict):
         raise ConfigError(f"notify in {path}", "must be a mapping")
-    section = notify.get(SERVICE)
+    section = notify.get(service.key)
     if section is None:
         return None
     if not isinstance(section, dict):
-        raise ConfigError(f"{SECTION} in {path}", "must be a mapping")
-    unknown = sorted(str(key) for key in section if key not in SETTINGS)
+        raise ConfigError(f"{service.section} in {path}", "must be a mapping")
+    known = service.settings
+    unknown = sorted(str(key) for key in section if key not in known)
     if unknown:
-        raise ConfigError(f"{SECTION}.{unknown[0][:40]} in {path}",
-                          f"is not a setting of this plugin (known: {', '.join(SETTINGS)})")
+        raise ConfigError(f"{service.section}.{unknown[0][:40]} in {path}",
+                          f"is not a setting of this plugin (known: {', '.join(known)})")
     return section
 
 
-def is_mentioned(settings: Mapping[str, Any], section: Mapping[str, Any] | None) -> bool:
-    """True when the user configured anything for this plugin (so a missing URL is a mistake)."""
+def is_mentioned(service: Service, settings: Mapping[str, Any], section: Mapping[str, Any] | None) -> bool:
+    """True when the user configured anything for this service (so a missing URL is a mistake)."""
     return section is not None or any(
-        key.startswith(PREFIX) and value not in (None, "") for key, value in settings.items()
+        key.startswith(service.prefix) and value not in (None, "") for key, value in settings.items()
     )
 
 
-def load_config(settings: Mapping[str, Any], config_file: Path) -> SlackConfig | None:
-    """The checked configuration; None when nothing at all is configured.
+def load_config(service: Service, settings: Mapping[str, Any], config_file: Path) -> NotifyConfig | None:
+    """The checked configuration of ``service`` (its ``config_class``); None when nothing at all is
+    configured.
 
     :raises ConfigError: a value is malformed, or other settings are present but the URL is missing.
     """
-    known = {setting for setting, _default in SETTINGS.values()}
+    table = service.settings
+    known = {setting for setting, _default in table.values()}
     # A mistyped name would otherwise be ignored without a word.
     unknown = sorted(key for key, value in settings.items()
-                     if key.startswith(PREFIX) and key not in known and value not in (None, ""))
+                     if key.startswith(service.prefix) and key not in known and value not in (None, ""))
     if unknown:
         raise ConfigError(unknown[0], f"is not a setting of this plugin (known: {', '.join(sorted(known))})")
-    section = read_section(config_file)
+    section = read_section(service, config_file)
     values: dict[str, tuple[str, Any]] = {}
-    for key, (setting, _default) in SETTINGS.items():
+    for key, (setting, _default) in table.items():
         raw = settings.get(setting)
         if raw not in (None, ""):
             values[key] = (setting, raw)
         elif section is not None and section.get(key) is not None:
-            values[key] = (f"{SECTION}.{key} in {config_file}", section[key])
+            values[key] = (f"{service.section}.{key} in {config_file}", section[key])
     if "webhook_url" not in values:
-        if is_mentioned(settings, section):
-            url_setting = SETTINGS["webhook_url"][0]
-            raise ConfigError(url_setting, f"is not set (nor {SECTION}.webhook_url in {config_file}), "
-                                           "but other Slack settings are")
+        if is_mentioned(service, settings, section):
+            raise ConfigError(table["webhook_url"][0],
+                              f"is not set (nor {service.section}.webhook_url in {config_file}), "
+                              f"but other {service.title} settings are")
         return None
 
     def get(key: str, parse: Any, **limits: Any) -> Any:
         # Defaults go through the same parser, so they obey the same rules.
-        name, raw = values.get(key, SETTINGS[key])
+        name, raw = values.get(key, table[key])
         return parse(name, raw, **limits)
 
-    return SlackConfig(
-        webhook_url=parse_url(*values["webhook_url"]),
-        events=get("events", parse_events),
-        timeout_seconds=get("timeout_seconds", parse_seconds, low=0, high=60),
-        queue_size=get("queue_size", parse_int, low=1, high=100_000),
-        retries=get("retries", parse_int, low=0, high=10),
-        flush_seconds=get("flush_seconds", parse_seconds, low=0, high=30, allow_zero=True),
-    )
+    checked: dict[str, Any] = {
+        "webhook_url": parse_url(*values["webhook_url"], example=service.url_example),
+        "events": get("events", parse_events),
+        "timeout_seconds": get("timeout_seconds", parse_seconds, low=0, high=60),
+        "queue_size": get("queue_size", parse_int, low=1, high=100_000),
+        "retries": get("retries", parse_int, low=0, high=10),
+        "flush_seconds": get("flush_seconds", parse_seconds, low=0, high=30, allow_zero=True),
+    }
+    for key, (_default, parse) in service.extra_settings.items():
+        checked[key] = get(key, parse)
+    return service.config_class(**checked)

@@ -4,12 +4,13 @@ The kernel's observers only call ``submit``, which appends to the queue (or coun
 full) and returns; formatting, network and waiting all happen on the sender thread. Per notification:
 
 - 2xx: sent.
-- 429: wait as long as Slack's ``Retry-After`` says, then try again; a notification that is
-  rate-limited ``MAX_RATE_LIMITED`` times is dropped.
+- 429: wait as long as the service says (``retry_after``: the ``Retry-After`` header, or what the
+  service reads instead), then try again; a notification that is rate-limited ``MAX_RATE_LIMITED``
+  times is dropped. After a 2xx, ``pause_after`` (when given) may hold the next post.
 - 408, 5xx and transport errors (timeouts included): retried ``retries`` times with doubling backoff,
   then dropped.
 - any other status: the webhook refused the payload; dropped at once (the first time for each
-  status is logged with Slack's explanation, such as ``invalid_payload`` or ``no_service``).
+  status is logged with the service's explanation).
 
 ``close(timeout)`` stops taking notifications, posts what is queued until ``timeout`` runs out, and
 drops (and counts) the rest. Counters are available from ``stats()``.
@@ -22,14 +23,13 @@ import json
 import logging
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import ratelimit
-from .config import Secret
+from .redact import RedactFilter, Secret, scrub, secret_forms
 
-log = logging.getLogger("cao_notify_slack")
+if TYPE_CHECKING:
+    from .service import Service
 
 BACKOFF_BASE = 0.5
 BACKOFF_MAX = 8.0
@@ -38,11 +38,6 @@ MAX_RATE_LIMITED = 5
 JOIN_MARGIN = 0.25
 #: How often a full queue may log (the count of drops in between is in the next line).
 DROP_LOG_INTERVAL = 60.0
-USER_AGENT = "cao-notify-slack/0.1"
-MASK = "<webhook>"
-# A logger's filters do not see its children's records, so every logger of the HTTP stack is named.
-HTTP_LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.connection_pool", "httpcore.http11",
-                "httpcore.http2", "httpcore.proxy", "httpcore.socks")
 
 #: What the sender thread's queue read returns once it should stop.
 _DONE = object()
@@ -56,41 +51,6 @@ def backoff(failures: int) -> float:
     return min(BACKOFF_MAX, BACKOFF_BASE * 2 ** max(0, failures - 1))
 
 
-class _Redact(logging.Filter):
-    """Masks the webhook URL in records of the HTTP libraries (httpx logs every request's URL)."""
-
-    def __init__(self, secrets: list[str]) -> None:
-        super().__init__()
-        self.secrets = secrets
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken record is not ours to fix
-            return True
-        masked = scrub(message, self.secrets)
-        if masked != message:
-            record.msg, record.args = masked, None
-        return True
-
-
-def scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, MASK)
-    return text
-
-
-def secret_forms(url: str) -> list[str]:
-    """The strings that would reveal the webhook: the URL and its path (where the token lives)."""
-    forms = [url]
-    path = urllib.parse.urlsplit(url).path
-    if len(path.strip("/")) >= 4:
-        forms.append(path)
-        forms.append(urllib.parse.quote(path, safe="/"))
-    # Longest first, so a URL is masked whole rather than around its path.
-    return sorted(set(forms), key=len, reverse=True)
-
-
 class WebhookSender:
     """Posts rendered notifications to one webhook from its own thread.
 
@@ -99,18 +59,23 @@ class WebhookSender:
     :param queue_size: queued notifications beyond this are dropped and counted.
     :param timeout: seconds allowed for each request.
     :param retries: extra attempts after a 408, 5xx or transport error.
+    :param service: how the service answers a 429 (and a 2xx), and the names of the thread, the
+        ``User-Agent`` and the logger.
     """
 
     def __init__(
         self, *, url: Secret, render: Callable[[Any], dict[str, Any]], queue_size: int, timeout: float,
-        retries: int, name: str = "cao-notify-slack",
+        retries: int, service: Service,
     ) -> None:
         self._url = url
         self._render = render
         self._queue_size = queue_size
         self._timeout = timeout
         self._retries = retries
-        self._name = name
+        self._service = service
+        self._name = name = service.distribution
+        self._log = logging.getLogger(service.logger)
+        self._user_agent = service.user_agent()
         self._items: collections.deque[Any] = collections.deque()
         self._cond = threading.Condition()
         self._wake = threading.Event()
@@ -123,7 +88,7 @@ class WebhookSender:
         self._last_drop_log = -DROP_LOG_INTERVAL
         self._drops_since_log = 0
         self._secrets = secret_forms(url.reveal())
-        self._redact = _Redact(self._secrets)
+        self._redact = RedactFilter(self._secrets)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def __repr__(self) -> str:
@@ -133,8 +98,7 @@ class WebhookSender:
     # -- the event-path side ------------------------------------------------------------------------
 
     def start(self) -> None:
-        for name in HTTP_LOGGERS:
-            logging.getLogger(name).addFilter(self._redact)
+        self._redact.install()
         self._thread.start()
 
     def submit(self, item: Any) -> bool:
@@ -156,8 +120,8 @@ class WebhookSender:
                 self._cond.notify()
                 return True
         if report:
-            log.warning("%s: the queue is full (%d notifications waiting); dropped %d notification(s)",
-                        self._name, self._queue_size, dropped)
+            self._log.warning("%s: the queue is full (%d notifications waiting); dropped %d "
+                              "notification(s)", self._name, self._queue_size, dropped)
         return False
 
     def stats(self) -> dict[str, int]:
@@ -183,10 +147,9 @@ class WebhookSender:
                 self._counts["dropped_shutdown"] += lost
                 self._items.clear()
                 self._inflight = False
-            log.warning("%s: the webhook did not answer within the flush time; dropped %d notification(s)",
-                        self._name, lost)
-        for name in HTTP_LOGGERS:
-            logging.getLogger(name).removeFilter(self._redact)
+            self._log.warning("%s: the webhook did not answer within the flush time; dropped %d "
+                              "notification(s)", self._name, lost)
+        self._redact.uninstall()
         return self.stats()
 
     # -- the sender thread --------------------------------------------------------------------------
@@ -218,7 +181,7 @@ class WebhookSender:
         try:
             import httpx
 
-            client = httpx.Client(headers={"User-Agent": USER_AGENT}, follow_redirects=False)
+            client = httpx.Client(headers={"User-Agent": self._user_agent}, follow_redirects=False)
             while True:
                 item = self._next()
                 if item is _DONE:
@@ -227,10 +190,10 @@ class WebhookSender:
                     self._send(client, item)
                 except Exception as exc:  # noqa: BLE001 - one bad notification must not stop the sender
                     self._settle("dropped_failed")
-                    log.warning("%s: dropped a notification after an unexpected error: %s", self._name,
-                                self._describe(exc))
+                    self._log.warning("%s: dropped a notification after an unexpected error: %s",
+                                      self._name, self._describe(exc))
         except Exception as exc:  # noqa: BLE001 - e.g. httpx missing: say so once, then stay quiet
-            log.warning("%s: the sender stopped: %s", self._name, self._describe(exc))
+            self._log.warning("%s: the sender stopped: %s", self._name, self._describe(exc))
         finally:
             if client is not None:
                 client.close()
@@ -249,7 +212,7 @@ class WebhookSender:
             body = json.dumps(self._render(item), ensure_ascii=False).encode("utf-8")
         except Exception as exc:  # noqa: BLE001
             self._settle("dropped_failed")
-            log.warning("%s: could not format a notification: %s", self._name, self._describe(exc))
+            self._log.warning("%s: could not format a notification: %s", self._name, self._describe(exc))
             return
         failures = 0
         limited = 0
@@ -269,19 +232,22 @@ class WebhookSender:
             else:
                 status = response.status_code
                 if 200 <= status < 300:
+                    if self._service.pause_after is not None:
+                        self._pause_until = time.monotonic() + self._service.pause_after(response.headers)
                     self._settle("sent")
                     return
                 if status == 429:
                     limited += 1
                     self._count("rate_limited")
-                    wait = ratelimit.retry_after_seconds(response.headers)
+                    wait = self._service.retry_after(response.headers, response.content)
                     self._pause_until = time.monotonic() + wait
                     if limited >= MAX_RATE_LIMITED:
                         self._settle("dropped_failed")
-                        log.warning("%s: dropped a notification rate-limited %d times in a row", self._name,
-                                    limited)
+                        self._log.warning("%s: dropped a notification rate-limited %d times in a row",
+                                          self._name, limited)
                         return
-                    log.info("%s: rate-limited; waiting %.2f s as Slack asks", self._name, wait)
+                    self._log.info("%s: rate-limited; waiting %.2f s as %s asks", self._name, wait,
+                                   self._service.title)
                     continue
                 if status != 408 and status < 500:
                     self._rejected(status, response.text)
@@ -290,8 +256,8 @@ class WebhookSender:
             failures += 1
             if failures > self._retries:
                 self._settle("dropped_failed")
-                log.warning("%s: dropped a notification after %d attempt(s); last problem: %s", self._name,
-                            failures, problem)
+                self._log.warning("%s: dropped a notification after %d attempt(s); last problem: %s",
+                                  self._name, failures, problem)
                 return
             self._count("retried")
             if not self._sleep_until(time.monotonic() + backoff(failures)):
@@ -305,8 +271,8 @@ class WebhookSender:
         self._warned_statuses.add(status)
         detail = scrub(" ".join(text.split()), self._secrets)[:200]
         hint = " (is the webhook deleted, or its URL mistyped?)" if status in (401, 403, 404) else ""
-        log.warning("%s: the webhook refused a notification with HTTP %d%s: %s", self._name, status, hint,
-                    detail or "no detail")
+        self._log.warning("%s: the webhook refused a notification with HTTP %d%s: %s", self._name, status,
+                          hint, detail or "no detail")
 
     def _request_timeout(self) -> float | None:
         deadline = self._deadline

@@ -1,8 +1,9 @@
-"""Posting through a real kernel to a real local webhook: speed of the event path, retries, 429, the
-queue bound, the shutdown flush, and secrets kept out of the logs."""
+"""Posting through a real kernel to a real local webhook, for each service: speed of the event path,
+retries, 429, the queue bound, the shutdown flush, and secrets kept out of the logs."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import time
@@ -11,8 +12,8 @@ from typing import Any
 import pytest
 
 from cao_hookspecs import SessionInfo, Terminal
-from cao_notify_slack.sender import MAX_RATE_LIMITED, backoff
-from cao_notify_slack.testing import FakeWebhook, Reply
+from cao_notify_core.sender import MAX_RATE_LIMITED, backoff
+from cao_notify_core.testing import FakeWebhook, Reply
 
 TERMINAL = Terminal(id="0a1b2c3d", name="supervisor-1a2b", session_name="cao-demo", provider="mock_cli",
                     agent_profile="supervisor")
@@ -35,26 +36,30 @@ def _stats(plugin: Any) -> dict[str, int]:
     return plugin.notifier.stats()
 
 
-def test_a_post_reaches_the_webhook_as_json(start_plugin, webhook: FakeWebhook) -> None:
-    kernel, _plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url)
+def test_backoff_doubles_up_to_its_cap() -> None:
+    assert [backoff(n) for n in range(1, 7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+
+
+def test_a_post_reaches_the_webhook_as_json(case, start_plugin, webhook: FakeWebhook) -> None:
+    kernel, _plugin = start_plugin(**{case.setting("webhook_url"): webhook.url})
     _fire(kernel)
     (request,) = webhook.wait_for(1)
     assert request.method == "POST" and request.path == webhook.path
     assert request.headers["content-type"] == "application/json"
-    assert request.headers["user-agent"].startswith("cao-notify-slack/")
-    payload = request.json()
-    assert payload["text"].startswith("Session started: cao-s0")
-    assert payload["blocks"][0]["text"]["text"].endswith("Session started: cao-s0")
+    assert request.headers["user-agent"].startswith(f"{case.service.distribution}/")
+    assert case.title(request.json()) == "Session started: cao-s0"
     assert webhook.event_kinds() == ["session_created"]
 
 
 # The 500 comes late, so an observer that posted by itself would take at least 50 ms per call.
 @pytest.mark.parametrize("reply", [Reply(hang=True), Reply(status=500, delay=0.05)],
                          ids=["hanging", "http-500"])
-def test_a_bad_webhook_never_slows_the_observer(start_plugin, webhook: FakeWebhook, reply: Reply) -> None:
+def test_a_bad_webhook_never_slows_the_observer(case, start_plugin, webhook: FakeWebhook,
+                                                reply: Reply) -> None:
     webhook.default = reply
-    kernel, _plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url, CAO_SLACK_TIMEOUT_SECONDS="0.5",
-                                  CAO_SLACK_FLUSH_SECONDS="0.2")
+    kernel, _plugin = start_plugin(**{case.setting("webhook_url"): webhook.url,
+                                      case.setting("timeout_seconds"): "0.5",
+                                      case.setting("flush_seconds"): "0.2"})
     _fire(kernel)
     webhook.wait_for(1)  # the sender is now stuck on (or retrying) the first post
     durations = _fire(kernel, 120)
@@ -66,10 +71,10 @@ def test_a_bad_webhook_never_slows_the_observer(start_plugin, webhook: FakeWebho
     assert sorted(durations)[len(durations) // 2] < OBSERVER_BUDGET / 10
 
 
-def test_5xx_is_retried_with_backoff_then_dropped_and_counted(start_plugin, webhook: FakeWebhook,
+def test_5xx_is_retried_with_backoff_then_dropped_and_counted(case, start_plugin, webhook: FakeWebhook,
                                                               until) -> None:
     webhook.default = Reply(status=503)
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url, CAO_SLACK_RETRIES="2")
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url, case.setting("retries"): "2"})
     _fire(kernel)
     until(lambda: _stats(plugin)["dropped_failed"] == 1)
     times = [r.at for r in webhook.received]
@@ -78,17 +83,17 @@ def test_5xx_is_retried_with_backoff_then_dropped_and_counted(start_plugin, webh
     assert _stats(plugin)["retried"] == 2 and _stats(plugin)["sent"] == 0
 
 
-def test_a_transient_500_then_success_is_sent_once(start_plugin, webhook: FakeWebhook, until) -> None:
+def test_a_transient_500_then_success_is_sent_once(case, start_plugin, webhook: FakeWebhook, until) -> None:
     webhook.script(Reply(status=500))
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url)
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url})
     _fire(kernel)
     until(lambda: _stats(plugin)["sent"] == 1)
     assert len(webhook.received) == 2 and _stats(plugin)["retried"] == 1
 
 
-def test_429_retry_after_header_is_honoured(start_plugin, webhook: FakeWebhook, until) -> None:
+def test_429_retry_after_header_is_honoured(case, start_plugin, webhook: FakeWebhook, until) -> None:
     webhook.script(Reply(status=429, headers={"Retry-After": "0.3"}))
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url)
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url})
     _fire(kernel)
     first, second = webhook.wait_for(2)
     gap = second.at - first.at
@@ -97,46 +102,50 @@ def test_429_retry_after_header_is_honoured(start_plugin, webhook: FakeWebhook, 
     assert _stats(plugin)["rate_limited"] == 1 and _stats(plugin)["retried"] == 0
 
 
-def test_endless_429_drops_the_notification(start_plugin, webhook: FakeWebhook, until) -> None:
-    webhook.default = Reply(status=429, headers={"Retry-After": "0.01"})
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url)
+def test_endless_429_drops_the_notification(case, start_plugin, webhook: FakeWebhook, until) -> None:
+    webhook.default = case.rate_limited(0.01)
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url})
     _fire(kernel)
     until(lambda: _stats(plugin)["dropped_failed"] == 1)
     assert len(webhook.received) == MAX_RATE_LIMITED
 
 
-def test_a_refused_payload_is_not_retried(start_plugin, webhook: FakeWebhook, until, caplog) -> None:
-    webhook.default = Reply(status=400, body="invalid_blocks")
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url)
-    with caplog.at_level(logging.WARNING, logger="cao_notify_slack"):
+def test_a_refused_payload_is_not_retried(case, start_plugin, webhook: FakeWebhook, until, caplog) -> None:
+    webhook.default, explanation = case.refusal
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url})
+    with caplog.at_level(logging.WARNING, logger=case.service.logger):
         _fire(kernel, 3)
         until(lambda: _stats(plugin)["dropped_rejected"] == 3)
     assert len(webhook.received) == 3
-    warnings = [r for r in caplog.records if r.name == "cao_notify_slack"]
-    # One warning per distinct status, with Slack's explanation.
+    warnings = [r for r in caplog.records if r.name == case.service.logger]
+    # One warning per distinct status, with the service's explanation.
     assert len(warnings) == 1 and "HTTP 400" in warnings[0].getMessage()
-    assert "invalid_blocks" in warnings[0].getMessage()
+    assert explanation in warnings[0].getMessage()
 
 
-def test_transport_errors_are_retried_then_dropped(start_plugin, until) -> None:
+def test_transport_errors_are_retried_then_dropped(case, start_plugin, until) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     # Nothing listens on the port any more: every attempt is refused.
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=f"http://127.0.0.1:{port}/services/T/B/secret",
-                                  CAO_SLACK_RETRIES="1")
+    path = case.webhook.default_path
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): f"http://127.0.0.1:{port}{path}",
+                                     case.setting("retries"): "1"})
     _fire(kernel)
     until(lambda: _stats(plugin)["dropped_failed"] == 1)
     assert _stats(plugin)["retried"] == 1
 
 
-def test_the_queue_bound_holds_and_drops_are_counted(start_plugin, webhook: FakeWebhook, caplog) -> None:
+def test_the_queue_bound_holds_and_drops_are_counted(case, start_plugin, webhook: FakeWebhook,
+                                                     caplog) -> None:
     webhook.default = Reply(hang=True)
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url, CAO_SLACK_QUEUE_SIZE="3",
-                                  CAO_SLACK_TIMEOUT_SECONDS="0.5", CAO_SLACK_FLUSH_SECONDS="0.1")
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url,
+                                     case.setting("queue_size"): "3",
+                                     case.setting("timeout_seconds"): "0.5",
+                                     case.setting("flush_seconds"): "0.1"})
     _fire(kernel)
     webhook.wait_for(1)  # one post in flight, the queue empty
-    with caplog.at_level(logging.WARNING, logger="cao_notify_slack"):
+    with caplog.at_level(logging.WARNING, logger=case.service.logger):
         _fire(kernel, 10)
     stats = _stats(plugin)
     assert stats["queued"] == 3 and stats["dropped_full"] == 7 and stats["submitted"] == 4
@@ -147,18 +156,19 @@ def test_the_queue_bound_holds_and_drops_are_counted(start_plugin, webhook: Fake
     assert accounted == final["submitted"] and final["sent"] == 0
 
 
-def test_shutdown_flushes_what_is_queued(start_plugin, webhook: FakeWebhook) -> None:
-    webhook.default = Reply(status=200, body="ok", delay=0.05)
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url)
+def test_shutdown_flushes_what_is_queued(case, start_plugin, webhook: FakeWebhook) -> None:
+    webhook.default = dataclasses.replace(webhook.ok_reply(), delay=0.05)
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url})
     _fire(kernel, 5)
     kernel.hooks.shutdown(kernel)
     assert len(webhook.received) == 5
     assert plugin.notifier is None
 
 
-def test_shutdown_against_a_hanging_webhook_is_bounded(start_plugin, webhook: FakeWebhook) -> None:
+def test_shutdown_against_a_hanging_webhook_is_bounded(case, start_plugin, webhook: FakeWebhook) -> None:
     webhook.default = Reply(hang=True)
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url, CAO_SLACK_FLUSH_SECONDS="0.3")
+    kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url,
+                                     case.setting("flush_seconds"): "0.3"})
     _fire(kernel, 5)
     webhook.wait_for(1)
     started = time.monotonic()
@@ -170,26 +180,28 @@ def test_shutdown_against_a_hanging_webhook_is_bounded(start_plugin, webhook: Fa
     assert len(webhook.received) == 1
 
 
-def test_the_webhook_secret_never_reaches_the_logs(start_plugin, webhook: FakeWebhook, until, caplog) -> None:
+def test_the_webhook_secret_never_reaches_the_logs(case, start_plugin, webhook: FakeWebhook, until,
+                                                   caplog) -> None:
     token = webhook.path.rsplit("/", 1)[1]
     webhook.script(
-        Reply(status=200, body="ok"),
+        webhook.ok_reply(),
         Reply(status=429, headers={"Retry-After": "0.01"}),
-        Reply(status=200, body="ok"),
+        webhook.ok_reply(),
         Reply(status=500),
-        Reply(status=200, body="ok"),
+        webhook.ok_reply(),
         # A server that echoes the URL back in its error text must not get it logged either.
-        Reply(status=404, body=f"no_service at {webhook.url}"),
+        Reply(status=404, body=f"no webhook at {webhook.url}"),
     )
     caplog.set_level(logging.DEBUG)
-    kernel, plugin = start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url)
+    url_setting = case.setting("webhook_url")
+    kernel, plugin = start_plugin(**{url_setting: webhook.url})
     _fire(kernel, 4)
     until(lambda: _stats(plugin)["sent"] + _stats(plugin)["dropped_rejected"] == 4)
     texts = [repr(plugin), repr(plugin.notifier), repr(plugin.notifier.config), str(_stats(plugin))]
     plugin.stop()
     # A malformed configuration that includes the URL is reported without it.
-    start_plugin(CAO_SLACK_WEBHOOK_URL=webhook.url, CAO_SLACK_QUEUE_SIZE="many")
-    start_plugin(CAO_SLACK_WEBHOOK_URL=f"http://example.com/services/T/B/{token}")
+    start_plugin(**{url_setting: webhook.url, case.setting("queue_size"): "many"})
+    start_plugin(**{url_setting: case.url(token).replace("https://", "http://")})
     assert "HTTP 404" in caplog.text and "httpx" in {r.name for r in caplog.records}
     assert token not in caplog.text
     for text in texts:
