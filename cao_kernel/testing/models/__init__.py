@@ -3,6 +3,7 @@
 - :mod:`.script`: the turn-script API shared by every server (``Script``, ``reply``, ``call_tool``,
   ``think``, ``respond``, ``hold``, ``fail``) and the recorded requests.
 - :mod:`.anthropic`: ``AnthropicServer``, the Messages API (Claude Code).
+- :mod:`.openai`: ``OpenAIServer``, the Responses API (Codex); its base URL is ``server.url + "/v1"``.
 - :mod:`.cli`: installing a real agent CLI from npm into a per-machine cache, and sandboxed homes.
 
 Nothing here is imported by ``cao_kernel.testing`` itself: import the module you need.
@@ -10,46 +11,5 @@ Nothing here is imported by ``cao_kernel.testing`` itself: import the module you
 
 from __future__ import annotations
 
-from .script import (
-    Answer,
-    Conversation,
-    Failure,
-    Hold,
-    Message,
-    RecordedRequest,
-    Respond,
-    Script,
-    ScriptError,
-    ScriptedServer,
-    ToolCall,
-    ToolResult,
-    Turn,
-    call_tool,
-    fail,
-    hold,
-    reply,
-    respond,
-    think,
-)
-
-__all__ = [
-    "Answer",
-    "Conversation",
-    "Failure",
-    "Hold",
-    "Message",
-    "RecordedRequest",
-    "Respond",
-    "Script",
-    "ScriptError",
-    "ScriptedServer",
-    "ToolCall",
-    "ToolResult",
-    "Turn",
-    "call_tool",
-    "fail",
-    "hold",
-    "reply",
-    "respond",
-    "think",
-]
+from .script import *  # noqa: F403 - the script API is this package's API
+from .script import __all__ as __all__  # noqa: PLC0414

@@ -85,11 +85,18 @@ def _folder_name(package: str, version: str) -> str:
 
 def _check(binary: Path, version: str, timeout: float = 60.0) -> str:
     """``binary --version`` output; raises LiveCliUnavailable unless it runs and names ``version``."""
+    # A throw-away HOME: some CLIs write into their home folder even for --version, and the user's own
+    # must never be touched.
+    scratch = tempfile.mkdtemp(prefix="cao-cli-version-")
+    env = {**os.environ, "HOME": scratch, "CODEX_HOME": os.path.join(scratch, ".codex"),
+           "CLAUDE_CONFIG_DIR": os.path.join(scratch, ".claude")}
     try:
         done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=timeout,
-                              check=False, stdin=subprocess.DEVNULL)
+                              check=False, stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise LiveCliUnavailable(f"{binary} does not run: {exc}") from exc
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     output = (done.stdout + done.stderr).strip()
     if done.returncode != 0 or version not in output:
         raise LiveCliUnavailable(f"{binary} --version exited {done.returncode} saying {output[:300]!r}; "

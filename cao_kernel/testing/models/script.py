@@ -386,6 +386,14 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     owner: ScriptedServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A CLI that hangs up mid-stream (an interrupted turn) is normal, not a server fault.
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
 
 @attrs.define(kw_only=True, eq=False)
 class Incoming:
