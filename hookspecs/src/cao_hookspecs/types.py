@@ -362,7 +362,7 @@ class RouteSpec:
     methods: tuple[str, ...] = attrs.field(default=("GET",), converter=_tuple)
     description: str = ""
     #: When true, ``endpoint(kernel)`` returns an ASGI application mounted at ``path`` (e.g. an MCP
-    #: transport) instead of being a request handler.
+    #: transport) instead of being a request handler. The server calls it on the path's first request.
     asgi: bool = False
 
 

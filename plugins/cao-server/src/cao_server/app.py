@@ -95,6 +95,28 @@ def _mount_plugin(kernel: Any, spec: RouteSpec) -> Any:
     return run
 
 
+class _LazyAsgi:
+    """A plugin's ASGI app, built on its first request (in a thread) so it never slows start-up: the MCP
+    SDK behind ``/mcp`` alone takes most of a second to import."""
+
+    def __init__(self, spec: RouteSpec, kernel: Any) -> None:
+        self.spec = spec
+        self.kernel = kernel
+        self.app: Any = None
+        self._lock: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.app is None:
+            import asyncio
+
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:
+                if self.app is None:
+                    self.app = await asyncio.to_thread(self.spec.endpoint, self.kernel)
+        await self.app(scope, receive, send)
+
+
 def _shape(path: str) -> str:
     """A path template with parameter names erased: ``/t/{id}`` and ``/t/{x}`` are the same route."""
     return re.sub(r"{[^}]*}", "{}", path)
@@ -203,7 +225,7 @@ def create_app(
             # A whole ASGI application (e.g. an MCP transport) answering every method at this path; a
             # Route rather than a Mount so `POST /mcp` is not redirected to `/mcp/`. The security
             # middleware wraps it like every other route.
-            routes.append(Route(spec.path, spec.endpoint(kernel), name=f"plugin_{spec.name}"))
+            routes.append(Route(spec.path, _LazyAsgi(spec, kernel), name=f"plugin_{spec.name}"))
         else:
             routes.append(Route(spec.path, _mount_plugin(kernel, spec), methods=[m.upper() for m in spec.methods],
                                 name=f"plugin_{spec.name}"))
