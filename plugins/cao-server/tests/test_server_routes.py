@@ -428,3 +428,26 @@ def test_profiles_and_providers(api, cao_home):
         assert refused.status_code == 400, (source, refused.text)
     assert api.post("/agents/profiles/install", json={"source": "nosuch"}).status_code == 404
     assert api.post("/agents/profiles/install", json={}).status_code == 422
+
+
+def test_initial_delivery_is_reported_as_upstream_clients_expect(api, workdir):
+    """Upstream's `cao launch` waits for initial_delivery.state == delivered before following the task."""
+    import time as _time
+
+    created = api.post("/sessions", params={"agent_profile": "developer", "provider": "mock_cli",
+                                            "working_directory": workdir},
+                       json={"initial_message": "first task"})
+    assert created.status_code == 201, created.text
+    terminal = created.json()
+    assert terminal["initial_delivery"] == {"state": "pending"}
+    deadline = _time.monotonic() + 15
+    state = None
+    while _time.monotonic() < deadline:
+        state = api.get(f"/terminals/{terminal['id']}").json().get("initial_delivery", {}).get("state")
+        if state == "delivered":
+            break
+        _time.sleep(0.05)
+    assert state == "delivered"
+    plain = api.post("/sessions", params={"agent_profile": "developer", "provider": "mock_cli",
+                                          "working_directory": workdir})
+    assert "initial_delivery" not in api.get(f"/terminals/{plain.json()['id']}").json()

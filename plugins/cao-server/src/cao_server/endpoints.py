@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cao_hookspecs import NotFound, StatusReport, Terminal
+from cao_hookspecs import MessageState, NotFound, StatusReport, Terminal
 from cao_hookspecs.errors import InvalidInput
 
 from . import validation, wire
@@ -36,6 +36,8 @@ class Context:
 
     kernel: Any
     settings: ServerSettings
+    # terminal id -> id of the initial message it was created with, for upstream's `initial_delivery`.
+    initial: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +135,8 @@ async def _queue_initial(
     if text is None:
         return
     try:
-        await ctx.kernel.send_message(USER_SENDER, terminal.id, text)
+        message = await ctx.kernel.send_message(USER_SENDER, terminal.id, text)
+        ctx.initial[terminal.id] = message.id
     except BaseException:
         # The message is part of the request: without it the terminal must not stay behind.
         await rollback()
@@ -172,7 +175,7 @@ async def create_session(ctx: Context, call: Call) -> Any:
     await _queue_initial(
         ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_session(terminal.session_name)
     )
-    return Reply(201, wire.terminal_json(terminal))
+    return Reply(201, _with_initial(ctx, wire.terminal_json(terminal)))
 
 
 async def list_sessions(ctx: Context, call: Call) -> Any:
@@ -208,7 +211,13 @@ async def create_terminal(ctx: Context, call: Call) -> Any:
         **_creation_kwargs(args),
     )
     await _queue_initial(ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_terminal(terminal.id))
-    return Reply(201, wire.terminal_json(terminal))
+    return Reply(201, _with_initial(ctx, wire.terminal_json(terminal)))
+
+
+def _with_initial(ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
+    if data["id"] in ctx.initial:
+        data["initial_delivery"] = {"state": "pending"}
+    return data
 
 
 async def list_terminals(ctx: Context, call: Call) -> Any:
@@ -221,7 +230,29 @@ async def list_terminals(ctx: Context, call: Call) -> Any:
 async def get_terminal(ctx: Context, call: Call) -> Any:
     terminal_id = call.path["terminal_id"]
     terminal = await ctx.kernel.get_terminal(terminal_id)
-    return wire.terminal_json(terminal, await ctx.kernel.get_status(terminal_id))
+    data = wire.terminal_json(terminal, await ctx.kernel.get_status(terminal_id))
+    delivery = await _initial_delivery(ctx, terminal_id)
+    if delivery is not None:
+        data["initial_delivery"] = delivery
+    return data
+
+
+async def _initial_delivery(ctx: Context, terminal_id: str) -> dict[str, Any] | None:
+    """Upstream's ``initial_delivery`` for a terminal created with an initial message: ``pending`` until
+    it was typed in, then ``delivered``, or ``failed`` with the reason. Upstream's own ``cao launch``
+    waits on it before it follows the task."""
+    message_id = ctx.initial.get(terminal_id)
+    if message_id is None:
+        return None
+    for message in await ctx.kernel.list_messages(terminal_id, limit=1000):
+        if message.id != message_id:
+            continue
+        if message.state == MessageState.DELIVERED:
+            return {"state": "delivered"}
+        if message.state in (MessageState.DEAD, MessageState.FAILED):
+            return {"state": "failed", "kind": "undeliverable", "message": message.last_error or "not delivered"}
+        return {"state": "pending"}
+    return {"state": "pending"}
 
 
 async def delete_terminal(ctx: Context, call: Call) -> Any:

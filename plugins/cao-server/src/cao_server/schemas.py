@@ -59,6 +59,16 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "backend": STRING,
             "tmux_session": STRING,
             "tmux_window": STRING,
+            "initial_delivery": {
+                "type": "object",
+                "description": "for a terminal created with an initial message: pending, delivered or failed",
+                "required": ["state"],
+                "properties": {
+                    "state": {"type": "string", "enum": ["pending", "delivered", "failed"]},
+                    "kind": STRING,
+                    "message": STRING,
+                },
+            },
         },
     },
     "Session": {
