@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+from benchlib import format_table, machine, summarize, write_result
 
 from cao_hookspecs import AgentProfile, MessageState, TerminalStatus, hookimpl
 from cao_kernel.kernel import Kernel
@@ -128,24 +127,20 @@ def main() -> None:
         raw = asyncio.run(run(args.quick, folder))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    report = {"python": sys.version.split()[0], "cores": os.cpu_count(), "quick": args.quick, "measures": {}}
-    print(f"{'measure':<20}{'p50':>9}{'p90':>9}{'target':>9}{'upstream':>10}{'x faster':>10}  pass")
-    for key in TARGET:
-        values = sorted(raw[key])
-        p50, p90 = statistics.median(values), values[min(len(values) - 1, int(0.9 * len(values)))]
-        entry = {"p50": p50, "p90": p90, "n": len(values), "target": TARGET[key], "upstream_2_5_4": UPSTREAM[key],
-                 "ratio_vs_upstream": UPSTREAM[key] / p50, "pass": p50 <= TARGET[key]}
-        report["measures"][key] = entry
-        print(f"{key:<20}{p50:>9.3f}{p90:>9.3f}{TARGET[key]:>9.2f}{UPSTREAM[key]:>10.2f}"
-              f"{entry['ratio_vs_upstream']:>9.0f}x  {'yes' if entry['pass'] else 'NO'}")
+    report = {"benchmark": "inbox", "machine": machine(), "quick": args.quick, "measures": {}, "mesh": raw["mesh"]}
+    rows = []
+    for key, target in TARGET.items():
+        stats = summarize(raw[key])
+        p50 = stats["median"]
+        report["measures"][key] = {**stats, "n": len(raw[key]), "target": target, "upstream_2_5_4": UPSTREAM[key],
+                                   "ratio_vs_upstream": UPSTREAM[key] / p50, "pass": p50 <= target}
+        rows.append((key, f"{p50:.3f}", f"{stats['p90']:.3f}", f"{target:g}", f"{UPSTREAM[key]:g}",
+                     f"{UPSTREAM[key] / p50:.0f}x", "yes" if p50 <= target else "NO"))
+    print(format_table(("measure", "p50", "p90", "target", "upstream", "x faster", "pass"), rows))
     mesh = raw["mesh"]
-    report["mesh"] = mesh
     print(f"mesh: {mesh['messages']} messages among 20 terminals in {mesh['seconds']:.1f} s "
           f"({mesh['per_second']:.0f}/s), lost {mesh['lost']}, duplicated {mesh['duplicated']}, states {mesh['states']}")
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "inbox.json").write_text(json.dumps(report, indent=2))
-    print(f"wrote {out / 'inbox.json'}")
+    print(f"wrote {write_result('inbox', report)}")
 
 
 if __name__ == "__main__":

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchlib import format_table, machine, summarize, write_result
 
 from cao_hookspecs import AgentProfile, TerminalStatus
 from cao_kernel.kernel import Kernel
@@ -61,11 +60,6 @@ def tree_cpu(pids: set[int]) -> float:
         except OSError:
             pass
     return total
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def run(quick: bool, folder: Path) -> dict:
@@ -130,28 +124,19 @@ def main() -> None:
         raw = asyncio.run(run(args.quick, folder))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    report = {"benchmark": "terminals", "machine": machine(), "quick": args.quick, "measures": {},
+              "idle_processes": raw["idle_processes"]}
     rows = []
-    report = {"python": sys.version.split()[0], "cores": os.cpu_count(), "quick": args.quick, "measures": {}}
-    for key in TARGET:
-        values = raw[key]
-        median = statistics.median(values)
-        entry = {
-            "median": median, "p90": pct(values, 0.9), "min": min(values), "n": len(values),
-            "target": TARGET[key], "upstream_2_5_4": UPSTREAM[key], "ratio_vs_upstream": UPSTREAM[key] / median
-            if median else None, "pass": median <= TARGET[key],
-        }
-        report["measures"][key] = entry
-        rows.append((key, entry))
-    report["idle_processes"] = raw["idle_processes"]
-    print(f"{'measure':<22}{'median':>10}{'p90':>10}{'target':>10}{'upstream':>10}{'x faster':>10}  pass")
-    for key, e in rows:
-        ratio = f"{e['ratio_vs_upstream']:.0f}x" if e["ratio_vs_upstream"] else "-"
-        print(f"{key:<22}{e['median']:>10.3f}{e['p90']:>10.3f}{e['target']:>10.2f}{e['upstream_2_5_4']:>10.2f}"
-              f"{ratio:>10}  {'yes' if e['pass'] else 'NO'}")
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "terminals.json").write_text(json.dumps(report, indent=2))
-    print(f"wrote {out / 'terminals.json'}")
+    for key, target in TARGET.items():
+        stats = summarize(raw[key])
+        median = stats["median"]
+        ratio = UPSTREAM[key] / median if median else None
+        report["measures"][key] = {**stats, "n": len(raw[key]), "target": target, "upstream_2_5_4": UPSTREAM[key],
+                                   "ratio_vs_upstream": ratio, "pass": median <= target}
+        rows.append((key, f"{median:.3f}", f"{stats['p90']:.3f}", f"{target:g}", f"{UPSTREAM[key]:g}",
+                     f"{ratio:.0f}x" if ratio else "-", "yes" if median <= target else "NO"))
+    print(format_table(("measure", "median", "p90", "target", "upstream", "x faster", "pass"), rows))
+    print(f"wrote {write_result('terminals', report)}")
 
 
 if __name__ == "__main__":
