@@ -10,7 +10,6 @@ store and opening a new one over the same data is what a restart looks like for 
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterable
@@ -18,11 +17,11 @@ from collections.abc import Iterable
 import attrs
 
 from cao_hookspecs import Message, MessageDraft, MessageState
+from cao_hookspecs.inbox_checks import MAX_BODY_BYTES, check_draft, check_failure, check_list_args
 
 __all__ = ["MAX_BODY_BYTES", "MemoryInboxData", "MemoryInboxStore"]
 
 #: Largest message body accepted, counted in UTF-8 bytes (the sqlite store uses the same limit).
-MAX_BODY_BYTES = 1024 * 1024
 
 
 class MemoryInboxData:
@@ -53,7 +52,7 @@ class MemoryInboxStore:
 
     def enqueue(self, draft: MessageDraft) -> Message:
         """Store ``draft`` as a pending message, or return the stored one if its key was seen before."""
-        _check_draft(draft)
+        check_draft(draft)
         data = self._data()
         with data.lock:
             if draft.idempotency_key is not None and draft.idempotency_key in data.by_key:
@@ -105,7 +104,7 @@ class MemoryInboxStore:
 
     def mark_failed(self, message_id: int, reason: str, *, retry_at: float | None) -> Message:
         """delivering -> pending again at ``retry_at`` (or dead when it is None), counting the attempt."""
-        _check_failure(reason, retry_at)
+        check_failure(reason, retry_at)
         with self._data().lock:
             message = self._delivering(message_id, "mark failed")
             if retry_at is None:
@@ -136,7 +135,7 @@ class MemoryInboxStore:
         self, receiver_id: str | None = None, *, state: MessageState | None = None, limit: int = 100
     ) -> list[Message]:
         """Up to ``limit`` messages oldest first, optionally of one receiver and one state."""
-        wanted = _check_list_args(state, limit)
+        wanted = check_list_args(state, limit)
         data = self._data()
         with data.lock:
             return _first(
@@ -197,42 +196,3 @@ def _first(messages: Iterable[Message], limit: int) -> list[Message]:
             break
         out.append(message)
     return out
-
-
-def _check_draft(draft: MessageDraft) -> None:
-    if not isinstance(draft, MessageDraft):
-        raise TypeError(f"enqueue takes a MessageDraft, not {type(draft).__name__}")
-    for field in ("sender_id", "receiver_id", "body"):
-        if not isinstance(getattr(draft, field), str):
-            raise TypeError(f"message {field} must be a string, not {type(getattr(draft, field)).__name__}")
-    if draft.idempotency_key is not None and not isinstance(draft.idempotency_key, str):
-        raise TypeError("message idempotency_key must be a string or None")
-    if not draft.receiver_id:
-        raise ValueError("message receiver_id is empty")
-    for field in ("sender_id", "receiver_id", "idempotency_key"):
-        value = getattr(draft, field)
-        if value is not None:
-            _utf8(value, field)
-    size = len(_utf8(draft.body, "body"))
-    if size > MAX_BODY_BYTES:
-        raise ValueError(f"message body is {size} bytes; the limit is {MAX_BODY_BYTES} bytes (1 MiB)")
-
-
-def _utf8(value: str, field: str) -> bytes:
-    try:
-        return value.encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise ValueError(f"message {field} is not valid text: {err.reason} at index {err.start}") from None
-
-
-def _check_failure(reason: str, retry_at: float | None) -> None:
-    if not isinstance(reason, str):
-        raise TypeError(f"failure reason must be a string, not {type(reason).__name__}")
-    if retry_at is not None and not math.isfinite(retry_at):
-        raise ValueError(f"retry_at must be a finite time or None, not {retry_at!r}")
-
-
-def _check_list_args(state: MessageState | str | None, limit: int) -> MessageState | None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise ValueError(f"limit must be a whole number >= 0, not {limit!r}")
-    return None if state is None else MessageState(state)

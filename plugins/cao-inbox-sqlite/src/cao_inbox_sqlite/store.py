@@ -24,8 +24,8 @@ from typing import Any
 import attrs
 
 from cao_hookspecs import Message, MessageDraft, MessageState, RuntimeContext
+from cao_hookspecs.inbox_checks import check_draft, check_failure, check_list_args
 
-from .checks import check_draft, check_failure, check_list_args
 from .schema import ensure_schema
 
 __all__ = ["DEFAULT_DB_NAME", "SqliteInboxStore", "database_path", "open_store"]

@@ -1,4 +1,5 @@
-"""Argument checks shared by the store's methods: bad input is refused before anything is written."""
+"""Argument checks every ``InboxStore`` applies, so all stores refuse the same bad input the same way,
+before anything is written."""
 
 from __future__ import annotations
 
