@@ -9,7 +9,7 @@ Fixtures:
 - ``kernel``: a fresh ``Kernel`` that loads only ``enabled_plugins``.
 - ``register_plugin``: context manager ``with register_plugin(kernel, obj):`` that always unregisters.
 - ``private_tmux``: a private tmux server for the test (``cao_kernel.testing.tmux``);
-  ``CAO_TMUX_SOCKET`` / ``CAO_TMUX_CONFIG`` point at it.
+  ``CAO_TMUX_SOCKET`` / ``CAO_TMUX_CONFIG`` point at it. ``tmux_socket``: just such a server's socket path.
 
 ``async def`` tests run in a fresh event loop each.
 Hypothesis strategies for every record live in ``cao_kernel.testing.strategies``.
@@ -30,7 +30,7 @@ import pytest
 # Contract suites shipped here should report failures with pytest's assertion detail.
 pytest.register_assert_rewrite("cao_kernel.testing.inbox_contract")
 
-from .tmux import private_tmux  # noqa: E402,F401  (fixture)
+from .tmux import private_tmux, tmux_socket  # noqa: E402,F401  (fixtures)
 
 
 

@@ -141,3 +141,11 @@ def private_tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateTmux]:
         for name, value in tmux.settings.items():
             monkeypatch.setenv(name, value)
         yield tmux
+
+
+@pytest.fixture
+def tmux_socket() -> Iterator[str]:
+    """The socket path of a private tmux server for one test (killed afterwards), for tests that hand it
+    to a kernel as ``CAO_TMUX_SOCKET``."""
+    with private_tmux_socket() as tmux:
+        yield tmux.socket_path

@@ -11,7 +11,6 @@ import dataclasses
 import os
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -73,20 +72,6 @@ def claude_sandbox(tmp_path, model_server, claude_cli, monkeypatch):
     sandbox = make_sandbox(tmp_path / "sandbox", env=claude_env(model_server, claude_cli))
     sandbox.apply(monkeypatch)
     return sandbox
-
-
-@pytest.fixture
-def tmux_socket():
-    """A private tmux socket path; the server on it is killed after the test."""
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed (scripts/bootstrap.sh installs it)")
-    # Short folder: unix socket paths are limited to ~100 bytes.
-    folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"cao-cc{os.getpid()}-{os.urandom(3).hex()}"
-    folder.mkdir(mode=0o700)
-    socket = folder / "tmux.sock"
-    yield str(socket)
-    subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, check=False)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -176,6 +176,7 @@ def test_startup_dialogs_are_accepted_by_their_keys(claude_sandbox, model_server
     finally:
         backend.unwatch(terminal.id)
         backend.kill_terminal(terminal.id)
+        backend.close()
     expected = ["API key confirmation", "bypass permissions confirmation", "trust folder"]
     assert sorted(set(answered)) == expected
     assert len(answered) == 3, answered  # each accepted at the first try

@@ -4,7 +4,6 @@ npm once per machine) talking to a scripted Responses API server on 127.0.0.1.""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -23,20 +22,6 @@ KEY_VARIABLE = "CAO_SCRIPTED_OPENAI_KEY"
 #: A model name Codex has no metadata for: it keeps it as given (a known name may be migrated).
 MODEL = "scripted"
 SCREENS = Path(__file__).parent / "screens"
-
-
-@pytest.fixture
-def tmux_socket() -> Iterator[str]:
-    """A private tmux socket path; the server on it is killed after the test."""
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed (scripts/bootstrap.sh installs it)")
-    # Short folder: unix socket paths are limited to ~100 bytes.
-    folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"cao-t{os.getpid()}-{os.urandom(3).hex()}"
-    folder.mkdir(mode=0o700)
-    socket = folder / "tmux.sock"
-    yield str(socket)
-    subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, check=False)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
