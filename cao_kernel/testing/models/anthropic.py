@@ -30,6 +30,9 @@ from .script import (
     ScriptedServer,
     ToolCall,
     ToolResult,
+    estimate_tokens,
+    offers_tools,
+    split_text,
 )
 
 __all__ = ["FAKE_API_KEY", "AnthropicServer", "conversation_of"]
@@ -103,27 +106,11 @@ def conversation_of(body: Any) -> Conversation:
     )
 
 
-def _offers_tools(conversation: Conversation) -> bool:
-    return bool(conversation.tools)
-
-
-def _estimate_tokens(body: Any) -> int:
-    # Roughly four characters a token: clients only use it to show context use.
-    return max(1, len(json.dumps(body)) // 4)
-
-
-def _split(text: str, pieces: int) -> list[str]:
-    if not text:
-        return []
-    size = max(1, -(-len(text) // max(1, pieces)))
-    return [text[i:i + size] for i in range(0, len(text), size)]
-
-
 class AnthropicServer(ScriptedServer):
     """The Messages API on 127.0.0.1, answering from ``script``; ``.url`` goes in ``ANTHROPIC_BASE_URL``."""
 
     def __init__(self, script: Script | None = None, *, host: str = "127.0.0.1",
-                 is_turn: Callable[[Conversation], bool] = _offers_tools) -> None:
+                 is_turn: Callable[[Conversation], bool] = offers_tools) -> None:
         super().__init__(script, host=host)
         self.is_turn = is_turn
 
@@ -137,7 +124,7 @@ class AnthropicServer(ScriptedServer):
             self._messages(request)
         elif request.method == "POST" and path.endswith("/v1/messages/count_tokens"):
             self.record(request, kind="count_tokens", conversation=conversation_of(request.body), status=200)
-            request.send_json(200, {"input_tokens": _estimate_tokens(request.body)})
+            request.send_json(200, {"input_tokens": estimate_tokens(request.body)})
         else:
             # Start-up probes (account, settings, feature flags): an empty answer means "nothing special".
             self.record(request, kind="other", status=200)
@@ -183,7 +170,7 @@ class AnthropicServer(ScriptedServer):
 
     @staticmethod
     def _usage(body: Any, output_tokens: int) -> dict[str, int]:
-        return {"input_tokens": _estimate_tokens(body), "output_tokens": output_tokens,
+        return {"input_tokens": estimate_tokens(body), "output_tokens": output_tokens,
                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
     def _message_json(self, body: Any, conversation: Conversation, answer: Answer) -> dict[str, Any]:
@@ -220,7 +207,7 @@ class AnthropicServer(ScriptedServer):
         if answer.text:
             request.send_event("content_block_start", {"type": "content_block_start", "index": index,
                                                        "content_block": {"type": "text", "text": ""}})
-            for piece in _split(answer.text, answer.chunks):
+            for piece in split_text(answer.text, answer.chunks):
                 request.send_event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                            "delta": {"type": "text_delta", "text": piece}})
             request.send_event("content_block_stop", {"type": "content_block_stop", "index": index})
@@ -230,7 +217,7 @@ class AnthropicServer(ScriptedServer):
                 "type": "content_block_start", "index": index,
                 "content_block": {"type": "tool_use", "id": call.call_id, "name": call.name, "input": {}},
             })
-            for piece in _split(json.dumps(dict(call.arguments)), 2):
+            for piece in split_text(json.dumps(dict(call.arguments)), 2):
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 request.send_event("content_block_delta",
                                    {"type": "content_block_delta", "index": index, "delta": delta})

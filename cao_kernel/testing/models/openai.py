@@ -44,6 +44,9 @@ from .script import (
     ScriptedServer,
     ToolCall,
     ToolResult,
+    estimate_tokens,
+    offers_tools,
+    split_text,
 )
 
 __all__ = ["OpenAIServer", "conversation_of", "fit_schema", "offered_namespaces", "wire_name"]
@@ -267,22 +270,6 @@ def fit_schema(text: str, schema: Mapping[str, Any]) -> Any:
     return value[:limit] if isinstance(limit, int) and limit > 0 else value
 
 
-def _offers_tools(conversation: Conversation) -> bool:
-    return bool(conversation.tools)
-
-
-def _estimate_tokens(value: Any) -> int:
-    # Roughly four characters a token: clients only use it to show context use.
-    return max(1, len(json.dumps(value)) // 4)
-
-
-def _split(text: str, pieces: int) -> list[str]:
-    if not text:
-        return []
-    size = max(1, -(-len(text) // max(1, pieces)))
-    return [text[i:i + size] for i in range(0, len(text), size)]
-
-
 # -- the server -------------------------------------------------------------------------------------
 
 
@@ -302,7 +289,7 @@ class OpenAIServer(ScriptedServer):
     """The Responses API on 127.0.0.1, answering from ``script``; ``.url + "/v1"`` is the base URL."""
 
     def __init__(self, script: Script | None = None, *, host: str = "127.0.0.1",
-                 is_turn: Callable[[Conversation], bool] = _offers_tools,
+                 is_turn: Callable[[Conversation], bool] = offers_tools,
                  models: Iterable[str] = ("scripted",)) -> None:
         super().__init__(script, host=host)
         self.is_turn = is_turn
@@ -431,8 +418,8 @@ class OpenAIServer(ScriptedServer):
             "usage": None,
         }
         if status == "completed":
-            input_tokens = _estimate_tokens(body)
-            output_tokens = _estimate_tokens(output) if output else 1
+            input_tokens = estimate_tokens(body)
+            output_tokens = estimate_tokens(output) if output else 1
             response["usage"] = {
                 "input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
                 "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
@@ -473,7 +460,7 @@ class OpenAIServer(ScriptedServer):
         empty_part = {"type": "output_text", "text": "", "annotations": []}
         stream.send("response.content_part.added", item_id=item_id, output_index=index, content_index=0,
                     part=empty_part)
-        for piece in _split(text, chunks):
+        for piece in split_text(text, chunks):
             stream.send("response.output_text.delta", item_id=item_id, output_index=index, content_index=0,
                         delta=piece, logprobs=[])
         stream.send("response.output_text.done", item_id=item_id, output_index=index, content_index=0,
@@ -487,7 +474,7 @@ class OpenAIServer(ScriptedServer):
         item_id = item["id"]
         stream.send("response.output_item.added", output_index=index,
                     item=dict(item, arguments="", status="in_progress"))
-        for piece in _split(item["arguments"], 2):
+        for piece in split_text(item["arguments"], 2):
             stream.send("response.function_call_arguments.delta", item_id=item_id, output_index=index,
                         delta=piece)
         stream.send("response.function_call_arguments.done", item_id=item_id, output_index=index,

@@ -207,6 +207,27 @@ class Hold:
 Turn = Answer | Failure | Respond | Hold
 
 
+# -- helpers the servers share ---------------------------------------------------------------------
+
+
+def offers_tools(conversation: Conversation) -> bool:
+    """The default test for a model turn: requests without tools are CLIs' side requests (titles...)."""
+    return bool(conversation.tools)
+
+
+def estimate_tokens(value: Any) -> int:
+    """Roughly four characters a token: clients only use it to show context use."""
+    return max(1, len(json.dumps(value)) // 4)
+
+
+def split_text(text: str, pieces: int) -> list[str]:
+    """``text`` cut into about ``pieces`` chunks, for streaming it as several deltas."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // max(1, pieces)))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
 def reply(text: str, *, delay: float = 0.0) -> Answer:
     """The model answers with ``text``."""
     return Answer(text=text, delay=delay)
