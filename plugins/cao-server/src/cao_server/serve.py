@@ -69,6 +69,30 @@ def log_config(level: str) -> dict[str, Any]:
     }
 
 
+def uvicorn_config(app: Any, *, log_level: str | None = None, log_config: dict[str, Any] | None = None,
+                   graceful_seconds: float = 3) -> Any:
+    """How uvicorn serves cao (also in tests, so they exercise the same server): h11, no websockets,
+    no proxy headers, our own access log, and request lines long enough for upstream's
+    query-parameter messages."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        lifespan="on",
+        http="h11",
+        loop="asyncio",
+        ws="none",
+        interface="asgi3",
+        log_level=log_level,
+        log_config=log_config,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        h11_max_incomplete_event_size=MAX_REQUEST_LINE,
+        timeout_graceful_shutdown=graceful_seconds,
+    )
+
+
 def run(app: Any, sock: socket.socket, *, log_level: str, ready_line: str) -> None:
     """Serve ``app`` on ``sock`` with uvicorn until a signal stops it; print ``ready_line`` once the app
     has started (the kernel is up) and requests are being accepted."""
@@ -81,21 +105,7 @@ def run(app: Any, sock: socket.socket, *, log_level: str, ready_line: str) -> No
                 click.echo(ready_line)
                 sys.stdout.flush()
 
-    config = uvicorn.Config(
-        app,
-        lifespan="on",
-        http="h11",
-        loop="asyncio",
-        ws="none",
-        interface="asgi3",
-        log_level=log_level,
-        log_config=log_config(log_level),
-        access_log=False,
-        proxy_headers=False,
-        server_header=False,
-        h11_max_incomplete_event_size=MAX_REQUEST_LINE,
-        timeout_graceful_shutdown=3,
-    )
+    config = uvicorn_config(app, log_level=log_level, log_config=log_config(log_level), graceful_seconds=3)
     _silence_uvicorn_access_log()
     try:
         Server(config).run(sockets=[sock])

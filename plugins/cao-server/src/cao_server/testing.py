@@ -57,7 +57,7 @@ def serve_in_thread(
     """
     import uvicorn
 
-    from .serve import _silence_uvicorn_access_log, bind_socket
+    from .serve import _silence_uvicorn_access_log, bind_socket, uvicorn_config
 
     sock = bind_socket(host, 0)
     try:
@@ -66,17 +66,7 @@ def serve_in_thread(
         sock.close()
         raise
     port = server_settings.port
-    config = uvicorn.Config(
-        app,
-        lifespan="on",
-        http="h11",
-        loop="asyncio",
-        ws="none",
-        interface="asgi3",
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=2,
-    )
+    config = uvicorn_config(app, graceful_seconds=2)
     _silence_uvicorn_access_log()
     server = uvicorn.Server(config)
     failure: list[BaseException] = []
