@@ -17,7 +17,13 @@ from collections.abc import Iterable
 import attrs
 
 from cao_hookspecs import Message, MessageDraft, MessageState
-from cao_hookspecs.inbox_checks import MAX_BODY_BYTES, check_draft, check_failure, check_list_args
+from cao_hookspecs.inbox_checks import (
+    MAX_BODY_BYTES,
+    check_draft,
+    check_failure,
+    check_list_args,
+    pending_message,
+)
 
 __all__ = ["MAX_BODY_BYTES", "MemoryInboxData", "MemoryInboxStore"]
 
@@ -59,17 +65,7 @@ class MemoryInboxStore:
                 return data.messages[data.by_key[draft.idempotency_key]]
             now = time.time()
             data.last_id += 1
-            message = Message(
-                id=data.last_id,
-                sender_id=draft.sender_id,
-                receiver_id=draft.receiver_id,
-                body=draft.body,
-                state=MessageState.PENDING,
-                created_at=now,
-                updated_at=now,
-                orchestration_type=draft.orchestration_type,
-                idempotency_key=draft.idempotency_key,
-            )
+            message = pending_message(draft, data.last_id, now)
             data.messages[message.id] = message
             data.pending.setdefault(message.receiver_id, set()).add(message.id)
             if draft.idempotency_key is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from cao_hookspecs import MessageDraft, MessageState
+from cao_hookspecs import Message, MessageDraft, MessageState
 
 #: Largest message body accepted, counted in UTF-8 bytes.
 MAX_BODY_BYTES = 1024 * 1024
@@ -53,3 +53,18 @@ def _utf8(value: str, field: str) -> bytes:
         return value.encode("utf-8")
     except UnicodeEncodeError as err:
         raise ValueError(f"message {field} is not valid text: {err.reason} at index {err.start}") from None
+
+
+def pending_message(draft: MessageDraft, message_id: int, now: float) -> Message:
+    """The record a store keeps for a freshly enqueued ``draft``."""
+    return Message(
+        id=message_id,
+        sender_id=draft.sender_id,
+        receiver_id=draft.receiver_id,
+        body=draft.body,
+        state=MessageState.PENDING,
+        created_at=now,
+        updated_at=now,
+        orchestration_type=draft.orchestration_type,
+        idempotency_key=draft.idempotency_key,
+    )

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from cao_hookspecs import Message, MessageDraft, MessageState, RuntimeContext
-from cao_hookspecs.inbox_checks import check_draft, check_failure, check_list_args
+from cao_hookspecs.inbox_checks import check_draft, check_failure, check_list_args, pending_message
 
 from .schema import ensure_schema
 
@@ -96,17 +96,7 @@ class SqliteInboxStore:
             )
             message_id = cursor.lastrowid
             assert message_id is not None
-            message = Message(
-                id=message_id,
-                sender_id=draft.sender_id,
-                receiver_id=draft.receiver_id,
-                body=draft.body,
-                state=MessageState.PENDING,
-                created_at=now,
-                updated_at=now,
-                orchestration_type=draft.orchestration_type,
-                idempotency_key=draft.idempotency_key,
-            )
+            message = pending_message(draft, message_id, now)
         return message
 
     def claim_next(self, receiver_id: str, *, now: float | None = None) -> Message | None:
