@@ -194,6 +194,8 @@ async def get_session(ctx: Context, call: Call) -> Any:
 
 async def delete_session(ctx: Context, call: Call) -> Any:
     deleted = await ctx.kernel.delete_session(call.path["session_name"])
+    for terminal_id in deleted:
+        ctx.initial.pop(terminal_id, None)
     return {"success": True, "deleted": list(deleted), "errors": []}
 
 
@@ -257,6 +259,7 @@ async def _initial_delivery(ctx: Context, terminal_id: str) -> dict[str, Any] | 
 
 async def delete_terminal(ctx: Context, call: Call) -> Any:
     await ctx.kernel.delete_terminal(call.path["terminal_id"])
+    ctx.initial.pop(call.path["terminal_id"], None)
     return {"success": True}
 
 
