@@ -10,7 +10,9 @@ Guarantees:
   message waits for the next ready transition;
 - it is marked delivered only after it was typed; a kernel that dies in between leaves it
   ``delivering``, and the next kernel checks the receiver's screen before deciding to type it again;
-- failed attempts are retried with backoff, then dead-lettered, and the sender is told.
+- failed attempts are retried with backoff, then dead-lettered, and the sender is told;
+- a receiver whose MCP readiness gate is closed (``cao_kernel.readiness``) gets nothing until it opens;
+  once its bounded wait has run out, what waits for it is refused with the reason, and the senders told.
 """
 
 from __future__ import annotations
@@ -74,10 +76,14 @@ class DeliveryEngine:
             self._again.add(receiver_id)
             return
         live = self.kernel._live.get(receiver_id)
-        if live is None or not self._can_receive(live):
+        if live is None:
+            return
+        refusal = self.kernel._mcp_failure(receiver_id)
+        if refusal is None and not self._can_receive(live):
             return
         self._busy.add(receiver_id)
-        task = asyncio.ensure_future(self._run(receiver_id))
+        task = asyncio.ensure_future(self._run(receiver_id) if refusal is None
+                                     else self._refuse(receiver_id, str(refusal)))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -86,7 +92,7 @@ class DeliveryEngine:
             self.kick(live.id)
 
     def _can_receive(self, live: LiveTerminal) -> bool:
-        if live.starting:
+        if live.starting or not self.kernel._mcp_ready(live.id):
             return False
         status = live.tracker.status
         if status.ready:
@@ -105,10 +111,22 @@ class DeliveryEngine:
         except Exception:  # noqa: BLE001 - the engine must survive anything a plugin or store does
             log.exception("delivery to %s failed unexpectedly", receiver_id)
         finally:
-            self._busy.discard(receiver_id)
-            if receiver_id in self._again:
-                self._again.discard(receiver_id)
-                self.kick(receiver_id)
+            self._done(receiver_id)
+
+    async def _refuse(self, receiver_id: str, reason: str) -> None:
+        """The receiver cannot act on messages (its MCP client never connected): refuse what waits."""
+        try:
+            await self._fail_pending(receiver_id, reason)
+        except Exception:  # noqa: BLE001
+            log.exception("refusing messages to %s failed unexpectedly", receiver_id)
+        finally:
+            self._done(receiver_id)
+
+    def _done(self, receiver_id: str) -> None:
+        self._busy.discard(receiver_id)
+        if receiver_id in self._again:
+            self._again.discard(receiver_id)
+            self.kick(receiver_id)
 
     async def _deliver_next(self, receiver_id: str) -> None:
         io = self.kernel._io
@@ -219,6 +237,10 @@ class DeliveryEngine:
 
     async def receiver_gone(self, receiver_id: str) -> None:
         """A terminal was deleted: its waiting messages can never arrive."""
+        await self._fail_pending(receiver_id, "receiver terminal was deleted")
+
+    async def _fail_pending(self, receiver_id: str, reason: str) -> None:
+        """Fail every message waiting for ``receiver_id`` for good, telling each sender ``reason``."""
         timer = self._timers.pop(receiver_id, None)
         if timer is not None:
             timer.cancel()
@@ -226,7 +248,7 @@ class DeliveryEngine:
         for message in await io(self.store.list, receiver_id, state=MessageState.PENDING, limit=100_000):
             claimed = await io(self.store.claim, message.id)
             if claimed is not None:
-                await self._fail(claimed, "receiver terminal was deleted", final=True)
+                await self._fail(claimed, reason, final=True)
 
     async def aclose(self) -> None:
         """Stop: no timer fires and no delivery runs after this returns."""

@@ -152,10 +152,16 @@ class Orchestration:
             return
         try:
             assert live.started is not None
+            # Resolved once the worker can act: its cao MCP server too has connected (the task waits in
+            # its inbox until then). A worker whose server never does goes like one that failed to start.
             await asyncio.shield(live.started)
         except CaoError as exc:
+            if worker.id not in self._live:
+                # Deleted while starting, by whoever deleted it: nothing to report.
+                self._assign_pending.pop(message_id, None)
+                return
             self._assign_pending.pop(message_id, None)
-            reason = str(exc).splitlines()[0]
+            reason = str(exc).splitlines()[0].rstrip(".")
             try:
                 await self.delete_terminal(worker.id)
             except CaoError:

@@ -33,6 +33,7 @@ from cao_hookspecs import (
 from . import validate
 from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout
 from .live import LiveTerminal
+from .readiness import MCP_ROUTE, McpGate, connect_timeout
 from .status import StatusTracker
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class TerminalOps:
     if TYPE_CHECKING:  # provided by Kernel
         home: Any
         providers: dict[str, ProviderSpec]
+        routes: dict[str, Any]
 
         def provider(self, name: str) -> ProviderSpec: ...
         def load_profile(self, name: str) -> AgentProfile: ...
@@ -278,6 +280,7 @@ class TerminalOps:
         assert request.session_name is not None
         profile = self.load_profile(validate.profile_name(request.agent_profile))
         provider = self._resolve_provider(request, profile)
+        gated_server = self._mcp_gated_server(profile)
         workdir = validate.working_directory(request.working_directory)
         model = validate.model(request.model or profile.model)
         extra_env = validate.env(request.env)
@@ -318,6 +321,12 @@ class TerminalOps:
             metadata=_metadata_of(record),
         )
         live = self._track(record, provider)
+        if gated_server is not None:
+            # Before the agent starts: its MCP client may report in before the agent is ready.
+            self._mcp_gates[terminal_id] = McpGate(
+                terminal_id, gated_server, connect_timeout(self.settings),
+                describe=f"{provider.name}, profile {profile.name}",
+            )
         try:
             await self._io(self.backend.create_terminal, launch)
             await self._io(self.backend.watch, terminal_id, self._on_backend_event)
@@ -333,10 +342,12 @@ class TerminalOps:
         return live.terminal()
 
     async def _wait_started(self, live: LiveTerminal, profile: AgentProfile, *, background: bool = False) -> None:
-        """Wait until the agent is ready; resolve ``live.started`` either way.
+        """Wait until the agent can act on a task; resolve ``live.started`` either way.
 
-        In the background (deferred start-up) a failure is only recorded on ``live.started``, for whoever
-        waits on it (assign reports it to its caller).
+        That is: its provider reports it ready and, when it has an MCP readiness gate, its cao MCP server
+        has reported in (``cao_kernel.readiness``; the gate's own bounded wait starts when the provider is
+        ready). In the background (deferred start-up) a failure is only recorded on ``live.started``, for
+        whoever waits on it (assign reports it to its caller).
         """
         assert live.started is not None
         timeout = float(profile.provider_init_timeout or self.settings.get("CAO_PROVIDER_INIT_TIMEOUT")
@@ -354,6 +365,15 @@ class TerminalOps:
                 f"{live.record.provider} did not become ready within {timeout:g} s in terminal {live.id} "
                 f"(status {live.tracker.status.value})\n--- last screen ---\n{live.tracker.screen.rstrip()}"
             )
+        if error is None:
+            live.starting = False
+            gate = self._mcp_gates.get(live.id)
+            if gate is not None:
+                gate.arm(self._mcp_gate_expired)
+                try:
+                    await gate.wait()
+                except CaoError as exc:  # it did not connect in time, or the terminal was deleted meanwhile
+                    error = exc
         if not live.started.done():
             if error is None:
                 live.started.set_result(None)
@@ -364,7 +384,6 @@ class TerminalOps:
             if background:
                 return
             raise error
-        live.starting = False
         delivery = getattr(self, "_delivery", None)
         if delivery is not None:
             delivery.kick(live.id)
@@ -372,6 +391,9 @@ class TerminalOps:
     async def _discard(self, live: LiveTerminal, *, kill_session: bool) -> None:
         """Undo a creation that failed part-way: nothing may be left behind."""
         self._live.pop(live.id, None)
+        gate = self._mcp_gates.pop(live.id, None)
+        if gate is not None:
+            gate.close()
         try:
             await self._io(self.backend.unwatch, live.id)
             if kill_session:
@@ -520,9 +542,61 @@ class TerminalOps:
 
     def _forget(self, live: LiveTerminal) -> None:
         self._live.pop(live.id, None)
+        gate = self._mcp_gates.pop(live.id, None)
+        if gate is not None:
+            gate.close()
         live.tracker.close()
         if live.refresh_task is not None:
             live.refresh_task.cancel()
+
+    # -- MCP readiness gate -----------------------------------------------------------------------
+
+    @property
+    def _mcp_gates(self) -> dict[str, McpGate]:
+        # Created on first use: the Kernel's constructor knows nothing of gates.
+        return self.__dict__.setdefault("_mcp_gate_table", {})
+
+    def _mcp_gated_server(self, profile: AgentProfile) -> str | None:
+        """The name of the profile's cao MCP server entry when a terminal of it must wait for that server
+        to connect (see ``cao_kernel.readiness``); None when it need not."""
+        servers = profile.mcp_servers.items()
+        name = next((name for name, entry in servers if is_cao_mcp_entry(dict(entry or {}))), None)
+        if name is None or connect_timeout(self.settings) == 0:
+            return None
+        # Reports arrive through the MCP endpoint; a kernel without one would wait for nothing.
+        if not any(str(spec.path).rstrip("/") == MCP_ROUTE for spec in self.routes.values()):
+            return None
+        return name
+
+    async def mcp_connected(self, terminal_id: str) -> None:
+        """The terminal's MCP client has connected and listed cao's tools: open its readiness gate and
+        deliver what waits in its inbox. A terminal without a gate (or already open) is left as it is."""
+        await self.start()
+        live = self._get_live(terminal_id)
+        gate = self._mcp_gates.get(terminal_id)
+        if gate is None or not gate.connect():
+            return
+        log.info("terminal %s: its MCP server %r connected", terminal_id, gate.server_name)
+        delivery = getattr(self, "_delivery", None)
+        if delivery is not None and not live.starting:
+            delivery.kick(terminal_id)
+
+    def _mcp_ready(self, terminal_id: str) -> bool:
+        """Whether tasks may reach the terminal as far as its MCP connection goes."""
+        gate = self._mcp_gates.get(terminal_id)
+        return gate is None or gate.open
+
+    def _mcp_failure(self, terminal_id: str) -> CaoError | None:
+        """Why the terminal's gate stays closed, once its bounded wait ran out."""
+        gate = self._mcp_gates.get(terminal_id)
+        return gate.failure if gate is not None else None
+
+    def _mcp_gate_expired(self, gate: McpGate) -> None:
+        error = gate.fail()
+        log.warning("%s", error)
+        delivery = getattr(self, "_delivery", None)
+        if delivery is not None and self._mcp_gates.get(gate.terminal_id) is gate:
+            delivery.kick(gate.terminal_id)  # refuses what waits in its inbox, naming the reason
 
     # -- re-adoption ------------------------------------------------------------------------------
 

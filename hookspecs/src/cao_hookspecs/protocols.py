@@ -187,6 +187,15 @@ class KernelAPI(Protocol):
 
     async def working_directory(self, terminal_id: str) -> str | None: ...
 
+    async def mcp_connected(self, terminal_id: str) -> None:
+        """Report that the terminal's MCP client has connected to cao's MCP tools and listed them.
+
+        Opens the terminal's readiness gate: tasks and inbox messages waiting for it go out. cao's MCP
+        endpoint calls it for every caller that lists the tools; a terminal that has no gate, or whose
+        gate is open, is left as it is. Raises ``NotFound`` for an unknown terminal.
+        """
+        ...
+
     # messaging and orchestration
     async def send_message(self, sender_id: str, receiver_id: str | None, message: str) -> Message: ...
 

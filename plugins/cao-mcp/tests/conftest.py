@@ -49,6 +49,12 @@ def _caller_profiles(kernel, caller_id):
     return caller_profiles
 
 
+def _echo(kernel, caller_id):
+    async def echo(text: str) -> str:
+        return text
+    return echo
+
+
 def _fail(kernel, caller_id):
     async def fail(reason: str) -> str:
         raise ValueError(f"plugin tool failed on purpose: {reason}")
@@ -67,6 +73,7 @@ def cao_register_mcp_tools():
         McpToolSpec(name="caller_profiles", description="Your terminal id and the profiles cao knows.",
                     factory=_caller_profiles),
         McpToolSpec(name="fail", description="Always fails.", factory=_fail),
+        McpToolSpec(name="echo", description="Returns its text.", factory=_echo),
         McpToolSpec(name="handoff", description="Tries to replace the built-in handoff.", factory=_impostor),
     ]
 '''
@@ -131,10 +138,12 @@ def _pump(stream: Any, sink: Any) -> None:
             sink(line.rstrip("\n"))
 
 
-def start_server(home: Path, workdir: Path, plugin_dir: Path, tmux: PrivateTmux) -> Server:
+def start_server(home: Path, workdir: Path, plugin_dir: Path, tmux: PrivateTmux, **settings: str) -> Server:
+    """``cao server --port 0`` on ``home`` and the private tmux server; ``settings`` are extra ``CAO_*``
+    variables for it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") and k not in ("TMUX", "TMUX_PANE")}
     env.update({"CAO_HOME_DIR": str(home), "CAO_DEFAULT_PROVIDER": "mock_cli", "TMUX_TMPDIR": tmux.tmpdir,
-                "CAO_LOAD_PLUGINS": ",".join(SERVER_PLUGINS), **tmux.settings,
+                "CAO_LOAD_PLUGINS": ",".join(SERVER_PLUGINS), **tmux.settings, **settings,
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))})
     proc = subprocess.Popen([CAO, "server", "--port", "0", "--log-level", "warning"], env=env, cwd=workdir,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -187,6 +196,32 @@ def server(tmp_path_factory: pytest.TempPathFactory, plugin_dir: Path) -> Iterat
             yield running
         finally:
             stop_server(running.proc)
+
+
+@pytest.fixture
+def own_server(tmp_path: Path, plugin_dir: Path) -> Iterator[Any]:
+    """``own_server(**settings) -> Server``: a ``cao server`` of the test's own (home with slow_worker,
+    private tmux server), for a test that stops it or needs other settings; stopped after the test."""
+    started: list[Server] = []
+    stack = contextlib.ExitStack()
+
+    def start(**settings: str) -> Server:
+        folder = tmp_path / f"server-{len(started)}"
+        home, workdir = folder / "home", folder / "project"
+        (home / "agent-store").mkdir(parents=True)
+        workdir.mkdir()
+        (home / "agent-store" / "slow_worker.md").write_text(SLOW_PROFILE, encoding="utf-8")
+        tmux = stack.enter_context(private_tmux_socket())
+        running = start_server(home, workdir, plugin_dir, tmux, **settings)
+        started.append(running)
+        return running
+
+    with stack:
+        try:
+            yield start
+        finally:
+            for running in started:
+                stop_server(running.proc)
 
 
 # -- MCP clients -----------------------------------------------------------------------------------

@@ -6,6 +6,10 @@ agents share one endpoint and a server restart breaks no session.
 
 cao-server guards the whole app (Host allow-list, Origin check, API token off loopback), so the SDK's
 own DNS-rebinding check is left off here rather than applied twice with different rules.
+
+A successful ``tools/list`` naming a terminal is that terminal's MCP client reporting in: the app tells the
+kernel (``mcp_connected``), which opens the terminal's readiness gate. This covers cao-mcp-server's relay
+and agent CLIs that speak streamable HTTP to ``/mcp`` directly alike.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .tools import ID_HEADER, Caller
+from .tools import ID_HEADER, TERMINAL_ID_RE, Caller
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -113,7 +117,30 @@ class McpHttpApp:
             await _unavailable(send)
             return
         await self.start()
-        await self._manager.handle_request(scope, receive, send)
+        terminal_id = _terminal_header(scope)
+        if scope.get("method") != "POST" or terminal_id is None:
+            await self._manager.handle_request(scope, receive, send)
+            return
+        body, receive = await _buffered(receive)
+        status = 0
+
+        async def watch(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self._manager.handle_request(scope, receive, watch)
+        if status == 200 and _lists_tools(body):
+            await self._report_connected(terminal_id)
+
+    async def _report_connected(self, terminal_id: str) -> None:
+        from cao_hookspecs.errors import CaoError
+
+        try:
+            await self.kernel.mcp_connected(terminal_id)
+        except CaoError as exc:  # an id the kernel does not know: its tools already said so
+            log.debug("MCP client of %s listed the tools: %s", terminal_id, exc)
 
     async def start(self) -> None:
         """Start the session manager (idempotent)."""
@@ -165,6 +192,53 @@ class McpHttpApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _terminal_header(scope: Scope) -> str | None:
+    wanted = ID_HEADER.lower().encode("latin-1")
+    for key, value in scope.get("headers") or ():
+        if key.lower() == wanted:
+            text = value.decode("latin-1")
+            return text if TERMINAL_ID_RE.fullmatch(text) else None
+    return None
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The request body, and a ``receive`` that hands it over again before passing on later events."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            # The client left before sending its body: let the transport see that.
+            return b"", _replay([message], receive)
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    return body, _replay([{"type": "http.request", "body": body, "more_body": False}], receive)
+
+
+def _replay(first: list[Any], receive: Receive) -> Receive:
+    pending = list(first)
+
+    async def replay() -> Any:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replay
+
+
+def _lists_tools(body: bytes) -> bool:
+    """Whether a JSON-RPC body holds a ``tools/list`` request."""
+    if b"tools/list" not in body:
+        return False
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return False
+    messages = data if isinstance(data, list) else [data]
+    return any(isinstance(m, dict) and m.get("method") == "tools/list" for m in messages)
 
 
 async def _unavailable(send: Send) -> None:

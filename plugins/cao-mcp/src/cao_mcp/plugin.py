@@ -15,6 +15,8 @@ def _load_command() -> Any:
 
 
 def _http_app(kernel: Any) -> Any:
+    if _warming is not None:
+        _warming.join()  # one thread imports the SDK at a time
     from .http import create_app
 
     return create_app(kernel)
@@ -33,6 +35,42 @@ def cao_register_routes() -> list[RouteSpec]:
         description="cao's MCP tools over streamable HTTP (stateless); the caller's terminal id goes in the "
                     "X-CAO-Terminal-Id header.",
     )]
+
+
+_warming: Any = None
+
+
+def warm_up() -> None:
+    """Import what the ``/mcp`` endpoint needs in a background thread (once per process).
+
+    The MCP SDK takes most of a second to import. A server pays that on its first ``/mcp`` request, unless
+    it was loaded while the agent that sends it was still starting: called when a terminal is about to be
+    created.
+    """
+    global _warming
+    if _warming is not None or "mcp.server.mcpserver" in sys.modules:
+        return
+    import threading
+
+    def load() -> None:
+        try:
+            from . import http, server  # noqa: F401
+            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # noqa: F401
+            from mcp.server.transport_security import TransportSecuritySettings  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - the first request imports again and reports it
+            import logging
+
+            logging.getLogger("cao_mcp").debug("warming up the MCP endpoint failed: %s", exc)
+
+    _warming = threading.Thread(target=load, name="cao-mcp-warm-up", daemon=True)
+    _warming.start()
+
+
+@hookimpl
+def cao_before_terminal_create(request: Any) -> None:
+    # A kernel is about to start an agent, whose MCP client will call /mcp as soon as it is up: the
+    # earliest moment to start loading it. The request is left as it is.
+    warm_up()
 
 
 @hookimpl

@@ -1,10 +1,16 @@
 """``cao mcp-server``: cao's MCP server over stdio, the child process an agent CLI starts.
 
 The agent's identity is ``CAO_TERMINAL_ID`` and the server's address ``CAO_API_HOST``/``CAO_API_PORT``
-(all put into the MCP server entry's own ``env`` by cao). The tools call cao-server through its HTTP
-client, which is created at the first tool call: start-up touches no network and imports no HTTP library,
-so the agent gets its tools as fast as the MCP SDK loads. Plugin tools come from this installation's
-``cao_register_mcp_tools`` records (the local kernel is never started).
+(all put into the MCP server entry's own ``env`` by cao). Two ways to serve:
+
+- **relay** (the usual case): cao-server answers at that address, knows the terminal and serves MCP,
+  so every message goes to the server's own MCP endpoint (``cao_mcp.relay``, standard library only).
+  The agent gets its tools without this process loading the MCP SDK, and the server reports the
+  terminal as connected.
+- **local**: anything else (no server, no or a bad terminal id, a terminal the server does not know, a
+  server without cao-mcp). The MCP SDK serves the tools here; they call cao-server through its HTTP
+  client, created at the first tool call, and explain each of those problems to the agent. Plugin tools
+  come from this installation's ``cao_register_mcp_tools`` records (the local kernel is never started).
 """
 
 from __future__ import annotations
@@ -95,6 +101,16 @@ def mcp_server(ctx: click.Context) -> None:
     """
     from cao_hookspecs.cli import kernel_from_context
 
+    caller = Caller.parse(os.environ.get(ID_VARIABLE), source=ID_VARIABLE)
+    if caller.id is not None:
+        from . import relay
+
+        target = relay.find_server(os.environ, caller.id)
+        if target is not None:
+            status = relay.run(target)
+            # Threads may still wait on abandoned requests: leave without joining or finalizing them.
+            sys.stderr.flush()
+            os._exit(status)
     # stdout carries the protocol only: anything printed while plugins load goes to stderr. (The
     # script may have sent stdout there already while it resolved this command; the protocol needs the
     # real one back.)

@@ -331,6 +331,9 @@ class HttpKernel:
         )
         return [wire.message_from_json(row) for row in rows]
 
+    async def mcp_connected(self, terminal_id: str) -> None:
+        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/mcp-connected")
+
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
     ) -> DelegationResult:

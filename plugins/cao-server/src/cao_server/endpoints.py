@@ -288,6 +288,11 @@ async def working_directory(ctx: Context, call: Call) -> Any:
     return {"working_directory": await ctx.kernel.working_directory(call.path["terminal_id"])}
 
 
+async def mcp_connected(ctx: Context, call: Call) -> Any:
+    await ctx.kernel.mcp_connected(call.path["terminal_id"])
+    return {"success": True}
+
+
 async def get_status(ctx: Context, call: Call) -> Any:
     terminal_id = call.path["terminal_id"]
     return wire.report_json(terminal_id, await ctx.kernel.get_status(terminal_id))
@@ -574,6 +579,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         exit_terminal,
         "terminals",
         errors=(*ID_ERRORS, 409),
+    ),
+    Endpoint(
+        "POST",
+        T + "/mcp-connected",
+        "mcp_connected",
+        "Report that the agent's MCP client has connected to cao's tools (opens its readiness gate)",
+        mcp_connected,
+        "terminals",
+        errors=ID_ERRORS,
     ),
     Endpoint(
         "GET",

@@ -1,7 +1,8 @@
 """Test helpers for code that needs a real cao-server (this package's tests, the MCP server's, plugins').
 
 - ``serve_in_thread(kernel)``: a real uvicorn serving ``create_app(kernel)`` on 127.0.0.1, port 0, in
-  a background thread; the kernel is told the real address before it starts.
+  a background thread, with the kernel's plugin routes as ``cao server`` mounts them; the kernel is told
+  the real address before it starts.
 - ``ApiClient``: a synchronous client that checks every answer against the server's own OpenAPI
   document (status declared for the operation, body matching its schema), so tests that exercise the
   routes also prove the document accurate.
@@ -46,19 +47,23 @@ def serve_in_thread(
     *,
     host: str = "127.0.0.1",
     token: str | None = None,
-    extra_routes: Iterable[RouteSpec] = (),
+    extra_routes: Iterable[RouteSpec] | None = None,
     settings: Mapping[str, Any] | None = None,
     startup_timeout: float = 30.0,
 ) -> Iterator[RunningServer]:
     """Serve ``kernel`` on ``host`` (port 0) until the block ends; the kernel starts and closes with it.
 
     ``settings`` are cao settings for the server (``CAO_ALLOWED_HOSTS``, ``CAO_CORS_ORIGINS``); by
-    default the kernel's own. A server bound off loopback needs ``token``.
+    default the kernel's own. A server bound off loopback needs ``token``. ``extra_routes`` are the plugin
+    routes to mount; by default the kernel's own (its ``routes`` registry), as ``cao server`` mounts them:
+    a kernel with cao-mcp then serves ``/mcp``, where its agents' MCP clients report in.
     """
     import uvicorn
 
     from .serve import _silence_uvicorn_access_log, bind_socket, uvicorn_config
 
+    if extra_routes is None:
+        extra_routes = list(dict(getattr(kernel, "routes", None) or {}).values())
     sock = bind_socket(host, 0)
     try:
         app, server_settings = _app_for(kernel, sock, host, token, extra_routes, settings)

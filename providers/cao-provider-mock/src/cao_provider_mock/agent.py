@@ -24,7 +24,7 @@ from .contract import (
 )
 
 USAGE = """\
-usage: mock_cli [--delay-ms N] [--behaviour NAME] [--mcp-config FILE] [--version] [--help]
+usage: mock_cli [--delay-ms N] [--behaviour NAME] [--mcp-config FILE] [--mcp-delay-ms N] [--version] [--help]
 
 An offline mock agent CLI. Prints a banner and the prompt, then answers each input with
 '> MOCK: <input>' after N milliseconds (default 50).
@@ -35,7 +35,9 @@ An offline mock agent CLI. Prints a banner and the prompt, then answers each inp
 
 With --behaviour, every other input goes to a scripted behaviour instead: an entry point of group
 cao.mock_behaviours, or package.module:function. It may call the MCP tools of the servers in the
---mcp-config file ({"mcpServers": {...}}). Other arguments are ignored.
+--mcp-config file ({"mcpServers": {...}}). cao's own server of that file (cao-mcp-server) is
+connected right after the prompt appears, or --mcp-delay-ms N milliseconds later; a tool called
+before then is not available yet. Other arguments are ignored.
 """
 
 BRACKETED_PASTE_ON = "\x1b[?2004h"
@@ -47,16 +49,18 @@ class UsageError(Exception):
 
 
 class Options:
-    __slots__ = ("delay_ms", "action", "behaviour", "mcp_config")
+    __slots__ = ("delay_ms", "action", "behaviour", "mcp_config", "mcp_delay_ms")
 
     def __init__(self) -> None:
         self.delay_ms = DEFAULT_DELAY_MS
         self.action = "run"
         self.behaviour: str | None = None
         self.mcp_config: str | None = None
+        self.mcp_delay_ms = 0
 
 
-_VALUE_OPTIONS = {"--delay-ms": "milliseconds", "--behaviour": "a behaviour name", "--mcp-config": "a file"}
+_VALUE_OPTIONS = {"--delay-ms": "milliseconds", "--behaviour": "a behaviour name", "--mcp-config": "a file",
+                  "--mcp-delay-ms": "milliseconds"}
 
 
 def parse_args(args: list[str]) -> Options:
@@ -77,10 +81,13 @@ def parse_args(args: list[str]) -> Options:
                 value = args[i]
             else:
                 value = arg.partition("=")[2]
-            if name == "--delay-ms":
+            if name in ("--delay-ms", "--mcp-delay-ms"):
                 if not (value.isascii() and value.isdigit()):
-                    raise UsageError(f"--delay-ms needs a whole number of milliseconds, got {value!r}")
-                options.delay_ms = int(value)
+                    raise UsageError(f"{name} needs a whole number of milliseconds, got {value!r}")
+                if name == "--delay-ms":
+                    options.delay_ms = int(value)
+                else:
+                    options.mcp_delay_ms = int(value)
             elif not value:
                 raise UsageError(f"{name} needs a value ({_VALUE_OPTIONS[name]})")
             elif name == "--behaviour":
@@ -107,12 +114,22 @@ def main(argv: list[str] | None = None) -> int:
     delay = options.delay_ms / 1000
     tty = os.isatty(0)
     host = None
-    if options.behaviour is not None:
-        try:
+    servers = None
+    try:
+        if options.mcp_config is not None:
+            from .mcp_config import read_config
+
+            servers = read_config(options.mcp_config)
+        if options.behaviour is not None:
             host = _behaviour_host(options, "\r\n" if tty else "\n")
-        except ValueError as exc:
-            _write(2, f"mock_cli: {exc}\n")
-            return 2
+    except ValueError as exc:
+        _write(2, f"mock_cli: {exc}\n")
+        return 2
+    connected = None
+    if servers:
+        connected = EarlyConnections(options.mcp_config, servers, options.mcp_delay_ms / 1000)
+    if host is not None:
+        host.connected = connected
     grace = 2.0
     try:
         if tty:
@@ -129,16 +146,46 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if host is not None:
             host.close(grace)
+        if connected is not None:
+            connected.close(grace)
+
+
+class EarlyConnections:
+    """Connects cao's MCP server of the config (``mcp_pipe``), as an agent CLI connects its servers when
+    it starts: cao gives the agent its task once that connection has listed cao's tools.
+
+    Everything, imports included, happens in a background thread started here, ``delay`` seconds before
+    the server is started: the prompt does not wait for any of it.
+    """
+
+    def __init__(self, config: str | None, servers: dict, delay: float) -> None:
+        import threading
+
+        self._clients: dict = {}
+        self._thread = threading.Thread(target=self._start, args=(config, servers, delay), daemon=True,
+                                        name="mcp-start")
+        self._thread.start()
+
+    def _start(self, config: str | None, servers: dict, delay: float) -> None:
+        from .mcp_pipe import connect_cao_servers
+
+        self._clients = connect_cao_servers(servers, os.path.dirname(os.path.abspath(config or ".")), delay)
+
+    def clients(self) -> dict:
+        """``mcp_pipe.PipeClient`` by server name (each may still be connecting)."""
+        self._thread.join()
+        return self._clients
+
+    def close(self, grace: float) -> None:
+        for client in self.clients().values():
+            client.close(grace)
 
 
 def _behaviour_host(options: Options, newline: str) -> LazyHost:
-    """Load the behaviour and check the MCP config before the banner, so a bad profile fails at start."""
+    """Load the behaviour before the banner, so a bad profile fails at start (the MCP config is checked
+    by the caller, before this)."""
     from .behaviours import load_behaviour
 
-    if options.mcp_config is not None:
-        from .mcp_config import read_config
-
-        read_config(options.mcp_config)
     behaviour = load_behaviour(options.behaviour or "")
     return LazyHost(behaviour, options.mcp_config, lambda row: _write(1, row + newline))
 
@@ -149,12 +196,14 @@ class LazyHost:
     def __init__(self, behaviour, mcp_config: str | None, write) -> None:
         self._args = (behaviour, mcp_config, write)
         self._host = None
+        # Servers connected at start-up, handed to the host's MCP connections.
+        self.connected = None
 
     def _get(self):
         if self._host is None:
             from .turns import BehaviourHost
 
-            self._host = BehaviourHost(*self._args)
+            self._host = BehaviourHost(*self._args, connected=self.connected)
         return self._host
 
     def submit(self, text: str):

@@ -1,9 +1,9 @@
-"""The MCP client side of mock_cli: the servers of its ``--mcp-config`` file, connected on first use.
+"""The MCP client side of mock_cli: the servers of its ``--mcp-config`` file.
 
-A behaviour's ``turn.call(tool, **args)`` lands here. Each server is started (stdio) or reached
-(``url``) the first time a tool is looked up, through the mcp SDK's own client, and the connection is
-kept until the program exits. The SDK takes most of a second to import, so nothing here imports it
-before a tool is called: an agent that never calls a tool starts as fast as the plain mock.
+A behaviour's ``turn.call(tool, **args)`` lands here. cao's own server was connected at start-up
+(``mcp_pipe``) and is used as it is. Every other server is started (stdio) or reached (``url``) the first
+time a tool is looked up, through the mcp SDK's own client, and the connection is kept until the program
+exits. The SDK takes most of a second to import, so nothing here imports it before such a tool is called.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .mcp_config import read_config
+from .mcp_pipe import ConnectError, PipeClient, file_safe
 
 
 class ToolError(Exception):
@@ -87,26 +88,72 @@ class _Server:
         finally:
             self.client = None
 
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> tuple[list[str], Any, bool]:
+        """The tool's text items, structured content and error flag."""
+        result = await self.client.call_tool(tool, dict(arguments))
+        texts = [item.text for item in result.content if getattr(item, "type", None) == "text"]
+        return texts, result.structured_content, bool(result.is_error)
+
     async def aclose(self) -> None:
         self._stop.set()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
 
 
-class McpConnections:
-    """The servers of one config file, each connected the first time a tool needs it."""
+class _PipeServer:
+    """cao's server, connected at start-up by ``mcp_pipe`` (the program closes it when it exits)."""
 
-    def __init__(self, servers: Mapping[str, Mapping[str, Any]], log_dir: str) -> None:
-        self._servers = [
-            _Server(name, entry, os.path.join(log_dir, f"mcp-{_file_safe(name)}.log"))
+    def __init__(self, client: PipeClient) -> None:
+        self.name = client.name
+        self.client = client
+        self.tools: set[str] | None = None
+
+    @property
+    def connecting(self) -> bool:
+        return not self.client.ready.done()
+
+    async def connect(self) -> None:
+        # Never waits: until the handshake is done an agent's model simply has no such tools.
+        if self.connecting:
+            self.tools = set()
+            return
+        try:
+            self.tools = self.client.ready.result()
+        except ConnectError as exc:
+            raise ToolError(str(exc)) from None
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> tuple[list[str], Any, bool]:
+        try:
+            result = await asyncio.wrap_future(self.client.call_tool(tool, arguments))
+        except ConnectError as exc:
+            raise ToolError(f"{tool} failed: {exc}") from None
+        content = result.get("content") if isinstance(result.get("content"), list) else []
+        texts = [str(item.get("text", "")) for item in content
+                 if isinstance(item, dict) and item.get("type") == "text"]
+        return texts, result.get("structuredContent"), bool(result.get("isError"))
+
+    async def aclose(self) -> None:
+        pass
+
+
+class McpConnections:
+    """The servers of one config file: cao's as connected at start-up, each other one connected the first
+    time a tool needs it."""
+
+    def __init__(self, servers: Mapping[str, Mapping[str, Any]], log_dir: str,
+                 connected: Mapping[str, PipeClient] | None = None) -> None:
+        connected = connected or {}
+        self._servers: list[Any] = [
+            _PipeServer(connected[name]) if name in connected
+            else _Server(name, entry, os.path.join(log_dir, f"mcp-{file_safe(name)}.log"))
             for name, entry in servers.items()
         ]
 
     @classmethod
-    def from_file(cls, path: str | None) -> McpConnections:
+    def from_file(cls, path: str | None, connected: Mapping[str, PipeClient] | None = None) -> McpConnections:
         if path is None:
             return cls({}, ".")
-        return cls(read_config(path), os.path.dirname(os.path.abspath(path)))
+        return cls(read_config(path), os.path.dirname(os.path.abspath(path)), connected)
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         """Call ``tool`` on the first server (in config order) that offers it; return its result.
@@ -115,12 +162,11 @@ class McpConnections:
         an error raises ``ToolError`` with the server's message.
         """
         server = await self._server_for(tool)
-        result = await server.client.call_tool(tool, dict(arguments))
-        texts = [item.text for item in result.content if getattr(item, "type", None) == "text"]
-        if result.is_error:
-            raise ToolError(f"{tool} failed: {_reason(texts, result.structured_content)}")
+        texts, structured, is_error = await server.call(tool, arguments)
+        if is_error:
+            raise ToolError(f"{tool} failed: {_reason(texts, structured)}")
         if not texts:
-            return result.structured_content
+            return structured
         values = [_json_or_text(text) for text in texts]
         return values[0] if len(values) == 1 else values
 
@@ -129,12 +175,18 @@ class McpConnections:
             raise ToolError(f"cannot call {tool!r}: this agent has no MCP servers (its profile has no "
                             "mcpServers, so mock_cli got no --mcp-config)")
         offered: list[str] = []
+        connecting: list[str] = []
         for server in self._servers:
             await server.connect()
             assert server.tools is not None
             if tool in server.tools:
                 return server
             offered.extend(sorted(server.tools))
+            if getattr(server, "connecting", False):
+                connecting.append(server.name)
+        if connecting:
+            names = ", ".join(map(repr, connecting))
+            raise ToolError(f"No such tool available: {tool} (MCP server {names} is still connecting)")
         raise ToolError(f"no MCP server of this agent offers the tool {tool!r} "
                         f"(offered: {', '.join(offered) or 'none'})")
 
@@ -164,5 +216,3 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def _file_safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "server"

@@ -15,6 +15,8 @@ from .screen import detect_status, extract_last_message
 
 NAME = "mock_cli"
 DELAY_KEY = "mock_delay_ms"
+# How long the agent waits after its prompt before it connects cao's MCP server (a slow MCP start).
+MCP_DELAY_KEY = "mock_mcp_delay_ms"
 BEHAVIOUR_KEY = "mockBehaviour"
 MCP_CONFIG_FILE = "mcp.json"
 # Where behaviour modules are looked for, besides sys.path and the agent's working directory. Read from
@@ -37,16 +39,17 @@ def mock_cli_command() -> tuple[str, ...]:
     return (sys.executable, "-m", "cao_provider_mock")
 
 
-def delay_ms(profile: AgentProfile | None) -> int:
-    """The reply delay a profile asks for in its ``mock_delay_ms`` frontmatter key (default 50)."""
-    if profile is None or DELAY_KEY not in profile.extra:
-        return DEFAULT_DELAY_MS
-    value: Any = profile.extra[DELAY_KEY]
+def delay_ms(profile: AgentProfile | None, key: str = DELAY_KEY, default: int = DEFAULT_DELAY_MS) -> int:
+    """The reply delay a profile asks for in its ``mock_delay_ms`` frontmatter key (default 50), or the
+    milliseconds of another such ``key``."""
+    if profile is None or key not in profile.extra:
+        return default
+    value: Any = profile.extra[key]
     if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(
-            f"agent profile {profile.name!r}: {DELAY_KEY} must be a whole number of milliseconds >= 0, "
+            f"agent profile {profile.name!r}: {key} must be a whole number of milliseconds >= 0, "
             f"got {value!r}"
         )
     return value
@@ -74,6 +77,9 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
     if ctx.mcp_servers:
         files[MCP_CONFIG_FILE] = json.dumps({"mcpServers": _plain(ctx.mcp_servers)}, indent=2)
         argv += ["--mcp-config", os.path.join(ctx.runtime_dir, MCP_CONFIG_FILE)]
+        mcp_delay = delay_ms(ctx.profile, MCP_DELAY_KEY, 0)
+        if mcp_delay:
+            argv += ["--mcp-delay-ms", str(mcp_delay)]
     name = behaviour(ctx.profile)
     if name is not None:
         argv += ["--behaviour", name]
@@ -104,4 +110,6 @@ def mock_provider() -> ProviderSpec:
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.0),
         install_hint="pip install cao-provider-mock (it ships the mock_cli program)",
         tested_versions=(VERSION,),
+        # No model API: mock_cli computes its answers itself.
+        model_endpoint=None,
     )

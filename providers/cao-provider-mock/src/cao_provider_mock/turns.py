@@ -133,9 +133,12 @@ class BehaviourHost:
     it is called from the loop thread while a turn runs, when the main thread prints nothing.
     """
 
-    def __init__(self, behaviour: Behaviour, mcp_config: str | None, write: Callable[[str], None]) -> None:
+    def __init__(self, behaviour: Behaviour, mcp_config: str | None, write: Callable[[str], None],
+                 connected: Any = None) -> None:
         self.behaviour = behaviour
         self.mcp_config = mcp_config
+        # Servers connected at start-up (``agent.EarlyConnections``), used as they are.
+        self.connected = connected
         self.memory: dict[str, Any] = {}
         self.turns = 0
         self._write = write
@@ -152,7 +155,8 @@ class BehaviourHost:
         if self._connections is None:
             from .mcp_client import McpConnections
 
-            self._connections = McpConnections.from_file(self.mcp_config)
+            clients = self.connected.clients() if self.connected is not None else None
+            self._connections = McpConnections.from_file(self.mcp_config, clients)
         return self._connections
 
     def _start(self) -> asyncio.AbstractEventLoop:

@@ -1,0 +1,135 @@
+"""The MCP readiness gate: a worker gets its task only once it can call cao's tools.
+
+Agent CLIs show their prompt before their MCP servers have connected (Claude Code connects them in the
+background), so a task typed at the first prompt can meet a model that has no ``send_message`` yet and
+answers "No such tool available". A terminal whose profile gives it cao's MCP server therefore has a gate:
+it opens when cao's MCP endpoint reports that the terminal's MCP client has listed cao's tools
+(``Kernel.mcp_connected``), and it fails ``CAO_MCP_CONNECT_TIMEOUT`` seconds (default 30; 0 turns the
+gate off) after the agent itself became ready.
+
+Waiting for the agent to start (``wait_ready``, and so handoff) includes the gate: a creation whose gate
+fails raises ``McpNotConnected`` and leaves nothing behind. A deferred start (assign) leaves the task in
+the inbox, which delivers nothing to a gated terminal until the gate opens; once it has failed, what waits
+is refused with the reason. Typing by a user (``send_input``) never waits.
+
+The gate applies only where reports can arrive: a kernel with a plugin route at ``/mcp`` (cao-mcp, mounted
+by cao-server). A kernel nothing reports to (no server, or a server without cao-mcp) never waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .errors import CaoError, InvalidInput, NotFound, Timeout
+
+TIMEOUT_SETTING = "CAO_MCP_CONNECT_TIMEOUT"
+DEFAULT_TIMEOUT = 30.0
+# Where cao-mcp serves cao's tools over HTTP; reports of connected terminals come through it.
+MCP_ROUTE = "/mcp"
+
+
+class McpNotConnected(Timeout):
+    """A terminal's MCP client did not connect to cao within the bounded wait."""
+
+
+def connect_timeout(settings: Mapping[str, Any]) -> float:
+    """Seconds to wait for a terminal's MCP client (``CAO_MCP_CONNECT_TIMEOUT``); 0 means no gate."""
+    value = settings.get(TIMEOUT_SETTING)
+    if value is None or str(value).strip() == "":
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(str(value).strip())
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise InvalidInput(f"{TIMEOUT_SETTING} must be a number of seconds from 0 to 3600 (0 turns the MCP "
+                           f"readiness gate off), got {value!r}")
+    return seconds
+
+
+class McpGate:
+    """One terminal's gate. Lives on the kernel's event loop.
+
+    ``opened`` resolves when the terminal's MCP client reports in, or fails with ``McpNotConnected`` when
+    the wait started by ``arm`` runs out. A report arriving after that opens the gate again.
+    """
+
+    def __init__(self, terminal_id: str, server_name: str, timeout: float, describe: str) -> None:
+        self.terminal_id = terminal_id
+        self.server_name = server_name
+        self.timeout = timeout
+        self.describe = describe
+        self.connected_at: float | None = None
+        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.opened.done() and not self.opened.cancelled() and self.opened.exception() is None
+
+    @property
+    def failure(self) -> CaoError | None:
+        """The error the gate failed with, while it stays closed."""
+        if not self.opened.done() or self.opened.cancelled():
+            return None
+        error = self.opened.exception()
+        return error if isinstance(error, CaoError) else None
+
+    def connect(self) -> bool:
+        """The terminal's MCP client reported in; True when that opened the gate."""
+        if self.open:
+            return False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.opened.done():
+            self.opened = asyncio.get_running_loop().create_future()
+        self.connected_at = time.time()
+        self.opened.set_result(None)
+        return True
+
+    def arm(self, on_expiry: Callable[[McpGate], None]) -> None:
+        """Start the bounded wait (once the agent is ready); ``on_expiry`` is called if it runs out."""
+        if self.opened.done() or self._timer is not None:
+            return
+        self._timer = asyncio.get_running_loop().call_later(self.timeout, on_expiry, self)
+
+    def fail(self) -> McpNotConnected:
+        """Close the gate for good (until a late report): the bounded wait ran out."""
+        self._timer = None
+        error = McpNotConnected(
+            f"terminal {self.terminal_id} ({self.describe}): cao's MCP server (its profile's "
+            f"{self.server_name!r} entry) did not connect to cao within {self.timeout:g} s of the agent "
+            f"becoming ready. "
+            f"cao waited for it to list cao's tools at {MCP_ROUTE} for terminal {self.terminal_id}, and "
+            f"typed nothing into the terminal. Look at the agent's MCP log, check that cao-server's address "
+            f"in its MCP configuration is reachable, or raise {TIMEOUT_SETTING}."
+        )
+        if not self.opened.done():
+            self.opened.set_exception(error)
+            self.opened.exception()  # retrieved: whoever waits reads it; nobody waiting is not an error
+        return error
+
+    def close(self) -> None:
+        """The terminal is gone: stop the wait and release whoever waits."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self.opened.done():
+            self.opened.set_exception(NotFound(f"terminal {self.terminal_id} was deleted"))
+            self.opened.exception()
+
+    async def wait(self) -> None:
+        """Until the gate opens. Raises ``McpNotConnected`` when its bounded wait runs out first, and
+        ``NotFound`` when the terminal is deleted meanwhile."""
+        opened = self.opened
+        if not opened.done():
+            await asyncio.wait({opened})
+        if not self.open:
+            opened.result()
+
+
+__all__ = ["DEFAULT_TIMEOUT", "MCP_ROUTE", "TIMEOUT_SETTING", "McpGate", "McpNotConnected", "connect_timeout"]

@@ -1,0 +1,360 @@
+"""``cao-mcp-server`` as a relay: an agent whose terminal cao-server knows is served by the server's own
+``/mcp``, through the real script driven with raw JSON-RPC lines over its pipes (no client library), plus
+the relay's event-stream decoder on its own."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from cao_mcp.relay import SseDecoder, SseEvent, find_server, sse_events
+
+MCP_SERVER = str(Path(sys.executable).parent / "cao-mcp-server")
+BUILTINS = {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt"}
+HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "httpx", "httpcore", "anyio", "starlette",
+         "uvicorn")
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "raw-test", "version": "0"}}}
+
+
+class Raw:
+    """``cao-mcp-server`` with raw JSON-RPC lines on its pipes; every stdout line must be JSON."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([MCP_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env={"PATH": os.environ.get("PATH", ""), **env})
+        self.lines: queue.Queue[Any] = queue.Queue()
+        self.stderr: list[str] = []
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._out, daemon=True).start()
+        threading.Thread(target=self._err, daemon=True).start()
+
+    def _out(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))  # a line that is not JSON fails the reader, then the test
+        self.lines.put(None)
+
+    def _err(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line.decode("utf-8", "replace"))
+
+    def send(self, *messages: Any) -> None:
+        assert self.proc.stdin is not None
+        for message in messages:
+            data = message if isinstance(message, bytes) else json.dumps(message).encode()
+            self.proc.stdin.write(data + b"\n")
+        self.proc.stdin.flush()
+
+    def next(self, timeout: float = 30) -> dict[str, Any]:
+        message = self.lines.get(timeout=timeout)
+        assert message is not None, "cao-mcp-server closed stdout; stderr:\n" + "".join(self.stderr)
+        self.seen.append(message)
+        return message
+
+    def answer(self, request_id: Any, timeout: float = 30) -> dict[str, Any]:
+        """The answer to ``request_id`` (other messages are kept in ``seen``)."""
+        for message in self.seen:
+            if message.get("id") == request_id and "method" not in message:
+                return message
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.next(max(0.01, deadline - time.monotonic()))
+            if message.get("id") == request_id and "method" not in message:
+                return message
+
+    def initialize(self) -> dict[str, Any]:
+        self.send(INITIALIZE)
+        answer = self.answer(1)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def close(self) -> str:
+        """Close stdin, wait for the exit; returns stderr."""
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=15)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        return "".join(self.stderr)
+
+
+@contextlib.contextmanager
+def raw(env: dict[str, str]) -> Iterator[Raw]:
+    client = Raw(env)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}
+
+
+def text_of(answer: dict[str, Any]) -> str:
+    return "\n".join(item.get("text", "") for item in answer["result"]["content"])
+
+
+def new_agent(server: Any, mcp: Any) -> str:
+    async def make() -> str:
+        async with server.client() as api:
+            return await mcp.agent(server, api)
+
+    return asyncio.run(make())
+
+
+# -- the relay against a real server ------------------------------------------------------------------
+
+@pytest.mark.tmux
+def test_a_known_terminal_is_relayed_without_loading_the_sdk(server: Any, mcp: Any) -> None:
+    """The server's own tools (its plugin tools too) answer, with the caller named by CAO_TERMINAL_ID; the
+    process imports none of the heavy libraries on the way."""
+    own = new_agent(server, mcp)
+    with raw({**server.mcp_env(own), "PYTHONPROFILEIMPORTTIME": "1"}) as client:
+        started = time.monotonic()
+        info = client.initialize()
+        initialized = time.monotonic() - started
+        assert info["result"]["serverInfo"]["name"] == "cao-mcp-server"
+        client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        names = {tool["name"] for tool in client.answer(2)["result"]["tools"]}
+        assert BUILTINS | {"caller_profiles", "echo"} <= names
+        client.send(call(3, "caller_profiles", {"prefix": "dev"}))
+        answer = client.answer(3)
+        assert answer["result"]["isError"] is False
+        assert json.loads(text_of(answer)) == {"caller_id": own, "profiles": ["developer"]}
+    lines = "".join(client.stderr)
+    imported = {m.group(1) for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)", lines, re.MULTILINE)}
+    assert "cao_mcp.relay" in imported
+    assert not {m for m in imported if m.split(".")[0] in HEAVY}, sorted(imported)
+    assert initialized < 5, f"initialize took {initialized:.2f} s"
+
+
+@pytest.mark.tmux
+def test_a_blocking_handoff_does_not_stall_other_requests(server: Any, mcp: Any) -> None:
+    own = new_agent(server, mcp)
+    with raw(server.mcp_env(own)) as client:
+        client.initialize()
+        # slow_worker answers after 3 s: the handoff blocks at least that long.
+        client.send(call(10, "handoff", {"agent_profile": "slow_worker", "message": "take your time"}))
+        time.sleep(0.2)
+        asked = time.monotonic()
+        client.send({"jsonrpc": "2.0", "id": 11, "method": "tools/list"},
+                    {"jsonrpc": "2.0", "id": 12, "method": "ping"})
+        assert client.answer(11)["result"]["tools"]
+        assert client.answer(12)["result"] == {}
+        assert time.monotonic() - asked < 2.0
+        assert not [m for m in client.seen if m.get("id") == 10], "the handoff answered before the others"
+        handoff = client.answer(10)
+        assert handoff["result"]["isError"] is False, handoff
+        assert handoff["result"]["structuredContent"]["output"] == "take your time"
+
+
+@pytest.mark.tmux
+def test_a_cancelled_request_is_never_answered(server: Any, mcp: Any) -> None:
+    own = new_agent(server, mcp)
+    with raw(server.mcp_env(own)) as client:
+        client.initialize()
+        client.send(call(20, "handoff", {"agent_profile": "slow_worker", "message": "never mind"}))
+        time.sleep(0.3)
+        client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 20, "reason": "the user changed their mind"}})
+        client.send({"jsonrpc": "2.0", "id": 21, "method": "ping"})
+        assert client.answer(21)["result"] == {}
+        # Well past the worker's 3 s answer: still nothing for request 20.
+        with pytest.raises(queue.Empty):
+            while True:
+                message = client.next(timeout=4)
+                assert message.get("id") != 20, message
+
+
+@pytest.mark.tmux
+def test_notifications_bad_json_and_invalid_messages(server: Any, mcp: Any) -> None:
+    """A notification gets no answer; a line that is not JSON gets a parse error and one that is not a
+    message an invalid-request error, both with id null; the relay goes on."""
+    own = new_agent(server, mcp)
+    with raw(server.mcp_env(own)) as client:
+        client.initialize()
+        client.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                    b"{this is not json", b"[]", b"42", b"   ",
+                    {"jsonrpc": "2.0", "id": 30, "method": "ping"})
+        first, second, third = client.next(), client.next(), client.next()
+        assert first["id"] is None and first["error"]["code"] == -32700
+        assert first["error"]["message"].startswith("Parse error: ")
+        assert [second["error"]["code"], third["error"]["code"]] == [-32600, -32600]
+        assert client.next() == {"jsonrpc": "2.0", "id": 30, "result": {}}
+        client.send({"jsonrpc": "2.0", "id": 31, "method": "no/such/method"})
+        assert client.answer(31)["error"]["code"] == -32601
+    assert client.proc.returncode == 0
+
+
+@pytest.mark.tmux
+def test_large_messages_pass_whole(server: Any, mcp: Any) -> None:
+    own = new_agent(server, mcp)
+    receiver = new_agent(server, mcp)
+    big = "".join(f"line {n:06d} \u00e9\u6f22\U0001f600 " for n in range(20_000))  # ~0.5 MB, multi-byte
+    with raw(server.mcp_env(own)) as client:
+        client.initialize()
+        client.send(call(40, "echo", {"text": big}))
+        echoed = client.answer(40)
+        assert echoed["result"]["isError"] is False and text_of(echoed) == big
+        client.send(call(41, "send_message", {"receiver_id": receiver, "message": big}))
+        sent = client.answer(41)
+        assert sent["result"]["isError"] is False, text_of(sent)
+
+    async def stored() -> Any:
+        async with server.client() as api:
+            return (await api.list_messages(receiver))[0]
+
+    assert asyncio.run(stored()).body.startswith(big)
+
+
+@pytest.mark.tmux
+def test_the_server_dying_mid_way_gets_clear_answers(own_server: Any, mcp: Any) -> None:
+    """A handoff in flight when the server dies, and every request after, is answered with the server's
+    address; the relay keeps running."""
+    doomed = own_server()
+    own = new_agent(doomed, mcp)
+    with raw(doomed.mcp_env(own)) as client:
+        client.initialize()
+        client.send(call(50, "handoff", {"agent_profile": "slow_worker", "message": "x"}))
+        time.sleep(0.5)
+        doomed.proc.send_signal(signal.SIGKILL)
+        doomed.proc.wait(10)
+        handoff = client.answer(50)
+        where = f"cao-server is not reachable at {doomed.url}"
+        assert handoff["result"]["isError"] is True and where in text_of(handoff), handoff
+        client.send(call(51, "send_message", {"message": "anyone?"}),
+                    {"jsonrpc": "2.0", "id": 52, "method": "tools/list"})
+        refused = client.answer(51)
+        assert refused["result"]["isError"] is True
+        assert f"{where} (connection refused)" in text_of(refused)
+        assert "`cao server`" in text_of(refused)
+        listed = client.answer(52)
+        assert listed["error"]["code"] == -32000 and where in listed["error"]["message"]
+        assert client.proc.poll() is None
+
+
+def test_find_server_needs_a_server_that_knows_the_terminal(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = {"CAO_API_HOST": "127.0.0.1", "CAO_API_PORT": str(port), "CAO_HOME_DIR": str(tmp_path)}
+    assert find_server(settings, "0badc0de") is None  # nothing listens
+    assert find_server({**settings, "CAO_API_PORT": "http"}, "0badc0de") is None
+    assert find_server({**settings, "CAO_API_PORT": "70000"}, "0badc0de") is None
+    assert find_server(settings, "NOT-HEX") is None
+
+
+# -- the event-stream decoder ----------------------------------------------------------------------
+
+_line_text = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=20)
+_event = st.tuples(
+    st.lists(_line_text, min_size=1, max_size=4),  # data lines
+    st.one_of(st.none(), _line_text.filter(bool)),  # event type
+    st.one_of(st.none(), _line_text.filter(lambda s: "\0" not in s)),  # id
+    st.one_of(st.none(), _line_text),  # a comment
+)
+
+
+def _serialize(events: list[Any], endings: list[str]) -> tuple[bytes, list[SseEvent]]:
+    lines: list[str] = []
+    expected: list[SseEvent] = []
+    last_id = None
+    for data, kind, event_id, comment in events:
+        if comment is not None:
+            lines.append(f":{comment}")
+        if kind is not None:
+            lines.append(f"event: {kind}")
+        if event_id is not None:
+            lines.append(f"id: {event_id}")
+            last_id = event_id
+        lines.extend(f"data: {value}" for value in data)
+        lines.append("")
+        expected.append(SseEvent("\n".join(data), kind or "message", last_id))
+    text, previous = "", ""
+    for n, line in enumerate(lines):
+        ending = endings[n % len(endings)]
+        if previous == "\r" and not line and ending == "\n":
+            ending = "\r\n"  # CR then an empty line ended by LF would read as one CR LF
+        text += line + ending
+        previous = ending
+    return text.encode("utf-8"), expected
+
+
+@given(st.lists(_event, max_size=6), st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=5),
+       st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=10), st.booleans())
+@example([(["{\"jsonrpc\": \"2.0\"}"], None, None, None)], ["\r\n"], [1], True)
+def test_sse_decoder_reads_any_chunking_and_line_endings(events: list[Any], endings: list[str],
+                                                         sizes: list[int], bom: bool) -> None:
+    body, expected = _serialize(events, endings)
+    if bom:
+        body = "\ufeff".encode() + body
+    chunks, at, n = [], 0, 0
+    while at < len(body):
+        size = sizes[n % len(sizes)]
+        chunks.append(body[at:at + size])
+        at, n = at + size, n + 1
+    assert list(sse_events(chunks)) == expected
+
+
+@given(st.binary(max_size=300), st.integers(min_value=1, max_value=50))
+def test_sse_decoder_never_raises(body: bytes, size: int) -> None:
+    decoder = SseDecoder()
+    for at in range(0, len(body), size):
+        for event in decoder.feed(body[at:at + size]):
+            assert isinstance(event.data, str) and event.event
+
+
+def test_sse_decoder_details() -> None:
+    stream = (b"retry: 10\n: a comment\ndata\n\n"  # a field without a colon: an empty data line
+              b"data:no space\ndata:  two spaces\nevent: note\n\n"
+              b"id: 7\ndata: x\n\nid\ndata: y\n\n"  # an empty id clears it
+              b"data: cut off at the end")
+    assert list(sse_events([stream])) == [
+        SseEvent(""), SseEvent("no space\n two spaces", "note"), SseEvent("x", id="7"), SseEvent("y", id=""),
+    ]
+
+
+@pytest.mark.tmux
+def test_a_server_without_an_mcp_endpoint_is_served_locally(own_server: Any, mcp: Any) -> None:
+    """A server that runs without cao-mcp knows the terminal but has no /mcp: the process serves the
+    tools itself (the MCP SDK), and they reach the server through its HTTP API."""
+    plain = own_server(CAO_LOAD_PLUGINS="tmux,mock_cli,inbox_sqlite,server")
+    own = new_agent(plain, mcp)
+    with raw({**plain.mcp_env(own), "PYTHONPROFILEIMPORTTIME": "1"}) as client:
+        client.initialize()
+        client.send(call(60, "handoff", {"agent_profile": "developer", "message": "served locally"}))
+        handoff = client.answer(60)
+        assert handoff["result"]["isError"] is False, handoff
+        assert handoff["result"]["structuredContent"]["output"] == "served locally"
+    assert "mcp.server.mcpserver" in "".join(client.stderr)
+    assert "cao_mcp.relay" in "".join(client.stderr)  # it looked for the endpoint first

@@ -1,0 +1,227 @@
+"""The MCP readiness gate on real tmux with real mock agents: a worker whose profile gives it cao's MCP
+server gets its task only once that server has reported in (``Kernel.mcp_connected``, which cao's ``/mcp``
+endpoint calls), within ``CAO_MCP_CONNECT_TIMEOUT``.
+
+The mock agents here really start ``cao-mcp-server`` at start-up, but no cao-server listens at the address
+they are given, so nothing reports them in unless a test does, as the endpoint would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import time
+from typing import Any
+
+import pytest
+
+from cao_hookspecs import AgentProfile, MessageState, RouteSpec, TerminalStatus, hookimpl
+from cao_kernel.errors import InvalidInput, NotFound
+from cao_kernel.readiness import McpNotConnected
+
+pytestmark = pytest.mark.tmux
+
+CAO_MCP = {"cao-mcp-server": {"type": "stdio", "command": "cao-mcp-server", "args": []}}
+
+
+class McpEndpoint:
+    """Stands for cao-mcp's route: the gate applies only where reports can arrive."""
+
+    @hookimpl
+    def cao_register_routes(self) -> list[RouteSpec]:
+        return [RouteSpec(name="mcp", path="/mcp", endpoint=lambda kernel: None, asgi=True,
+                          methods=("POST",))]
+
+
+def dead_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+@pytest.fixture
+def gated(make_kernel: Any, register_plugin: Any) -> Any:
+    """``gated(timeout, endpoint=True)``: a kernel (not started) with a ``tooled`` profile (cao's MCP
+    server) and a ``plain`` one, its gate waiting ``timeout`` seconds."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+
+    def make(timeout: str = "30", endpoint: bool = True) -> Any:
+        kernel = make_kernel(CAO_MCP_CONNECT_TIMEOUT=timeout, CAO_API_PORT=dead_port())
+        kernel.add_profile(AgentProfile(name="tooled", provider="mock_cli", mcp_servers=CAO_MCP))
+        kernel.add_profile(AgentProfile(name="plain", provider="mock_cli"))
+        if endpoint:
+            stack.enter_context(register_plugin(kernel, McpEndpoint(), name="mcp_endpoint"))
+        return kernel
+
+    with stack:
+        yield make
+
+
+async def _state(kernel: Any, receiver: str, message_id: int, timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [m for m in await kernel.list_messages(receiver, limit=100) if m.id == message_id]
+        if found and found[0].state in (MessageState.DELIVERED, MessageState.DEAD):
+            return found[0]
+        assert time.monotonic() < deadline, f"message {message_id} still {found[0].state if found else '?'}"
+        await asyncio.sleep(0.02)
+
+
+class StatusLog:
+    """Records every status each terminal went through."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[TerminalStatus]] = {}
+
+    @hookimpl
+    def cao_after_status_changed(self, terminal: Any, old: Any, new: Any) -> None:
+        self.seen.setdefault(terminal.id, []).append(new.status)
+
+
+async def test_a_handoff_to_a_worker_whose_mcp_never_connects_types_nothing(
+        gated: Any, register_plugin: Any, workdir: str) -> None:
+    statuses = StatusLog()
+    kernel = gated(timeout="1")
+    with register_plugin(kernel, statuses, name="status_log"):
+        async with kernel:
+            caller = await kernel.create_session("plain", session_name="g1", working_directory=workdir)
+            started = time.monotonic()
+            with pytest.raises(McpNotConnected) as failed:
+                await kernel.handoff(caller.id, "tooled", "the secret task words", timeout=60)
+            waited = time.monotonic() - started
+            text = str(failed.value)
+            worker = re.match(r"terminal ([0-9a-f]{8}) ", text).group(1)  # type: ignore[union-attr]
+            assert text.startswith(f"terminal {worker} (mock_cli, profile tooled): cao's MCP server (its "
+                                   f"profile's 'cao-mcp-server' entry) did not connect to cao within 1 s")
+            assert "typed nothing" in text and "CAO_MCP_CONNECT_TIMEOUT" in text
+            assert 1.0 <= waited < 10, waited
+            # The agent was up and idle, and never got any input; then it was removed with its window.
+            assert TerminalStatus.IDLE in statuses.seen[worker]
+            assert TerminalStatus.PROCESSING not in statuses.seen[worker]
+            with pytest.raises(NotFound):
+                await kernel.get_terminal(worker)
+            assert [t.id for t in await kernel.list_terminals("g1")] == [caller.id]
+
+
+async def test_creation_waits_for_the_gate(gated: Any, workdir: str) -> None:
+    """``wait_ready`` means able to act: ``cao launch`` types its task once creation returns."""
+    async with gated(timeout="30") as kernel:
+        creating = asyncio.ensure_future(kernel.create_session("tooled", session_name="g0",
+                                                               working_directory=workdir))
+        deadline = time.monotonic() + 10
+        while not (listed := await kernel.list_terminals("g0")) or listed[0].status != TerminalStatus.IDLE:
+            assert time.monotonic() < deadline, "the agent never became idle"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        assert not creating.done(), "creation answered before the MCP server reported in"
+        await kernel.mcp_connected(listed[0].id)
+        terminal = await asyncio.wait_for(creating, 5)
+        assert terminal.id == listed[0].id
+
+
+async def test_messages_for_a_terminal_whose_mcp_never_connects_are_refused(gated: Any, workdir: str) -> None:
+    async with gated(timeout="1") as kernel:
+        sender = await kernel.create_session("plain", session_name="g2", working_directory=workdir)
+        created = await kernel.create_terminal("g2", "tooled", working_directory=workdir, wait_ready=False)
+        worker = created.id
+        waiting = await kernel.send_message(sender.id, worker, "the first words")
+        dead = await _state(kernel, worker, waiting.id)
+        assert dead.state == MessageState.DEAD
+        assert f"terminal {worker} (mock_cli, profile tooled): cao's MCP server" in dead.last_error
+        assert "did not connect to cao within 1 s" in dead.last_error
+        notices = [m.body for m in await kernel.list_messages(sender.id, limit=10)]
+        assert any(f"to terminal {worker} could not be delivered" in body for body in notices), notices
+        # Sent after the wait ran out: refused at once, with the same reason.
+        later = await kernel.send_message(sender.id, worker, "are you there?")
+        assert "did not connect" in (await _state(kernel, worker, later.id, timeout=2)).last_error
+        screen = await kernel.get_output(worker, "full")
+        assert "the first words" not in screen and "are you there?" not in screen
+        assert (await kernel.get_status(worker)).status == TerminalStatus.IDLE
+
+        # A report arriving late opens the gate after all.
+        await kernel.mcp_connected(worker)
+        late = await kernel.send_message(sender.id, worker, "better late")
+        assert (await _state(kernel, worker, late.id)).state == MessageState.DELIVERED
+
+
+async def test_a_message_queued_before_the_mcp_connects_is_delivered_after(gated: Any, workdir: str) -> None:
+    async with gated(timeout="30") as kernel:
+        sender = await kernel.create_session("plain", session_name="g3", working_directory=workdir)
+        worker = await kernel.create_terminal("g3", "tooled", working_directory=workdir, wait_ready=False)
+        queued = await kernel.send_message(sender.id, worker.id, "wait for your tools")
+        deadline = time.monotonic() + 10
+        while (await kernel.get_status(worker.id)).status != TerminalStatus.IDLE:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)  # the agent itself is ready: only the gate holds the message
+        assert (await kernel.list_messages(worker.id))[0].state == MessageState.PENDING
+        assert "wait for your tools" not in await kernel.get_output(worker.id, "full")
+
+        reported = time.monotonic()
+        await kernel.mcp_connected(worker.id)  # what cao's /mcp does when the agent lists the tools
+        assert (await _state(kernel, worker.id, queued.id, timeout=5)).state == MessageState.DELIVERED
+        assert time.monotonic() - reported < 1.0
+        await kernel.wait_for_status(worker.id, {TerminalStatus.COMPLETED}, timeout=10)
+        assert "> MOCK: wait for your tools" in await kernel.get_output(worker.id, "full")
+        await kernel.mcp_connected(worker.id)  # a second report changes nothing
+        with pytest.raises(NotFound):
+            await kernel.mcp_connected("0badf00d")
+
+
+async def test_a_terminal_without_cao_mcp_is_not_delayed(gated: Any, workdir: str) -> None:
+    async with gated(timeout="30") as kernel:
+        caller = await kernel.create_session("plain", session_name="g9", working_directory=workdir)
+        started = time.monotonic()
+        result = await kernel.handoff(caller.id, "plain", "quick one", timeout=30)
+        assert result.success and result.output == "quick one"
+        assert time.monotonic() - started < 3.0
+        other = await kernel.create_terminal("g9", "plain", working_directory=workdir)
+        started = time.monotonic()
+        message = await kernel.send_message(caller.id, other.id, "no tools needed")
+        assert (await _state(kernel, other.id, message.id, timeout=5)).state == MessageState.DELIVERED
+        assert time.monotonic() - started < 1.0
+
+
+async def test_assign_to_a_worker_whose_mcp_never_connects_tells_the_caller(gated: Any, workdir: str) -> None:
+    async with gated(timeout="1") as kernel:
+        caller = await kernel.create_session("plain", session_name="g4", working_directory=workdir)
+        assigned = await kernel.assign(caller.id, "tooled", "count the files")
+        assert assigned.success
+        worker = assigned.terminal_id
+        deadline = time.monotonic() + 15
+        while not [m for m in await kernel.list_messages(caller.id, limit=20) if "failed to start" in m.body]:
+            assert time.monotonic() < deadline, "the caller was never told"
+            await asyncio.sleep(0.05)
+        (notice,) = [m.body for m in await kernel.list_messages(caller.id, limit=20)
+                     if "failed to start" in m.body]
+        assert notice.startswith(f"[cao] Assigned worker {worker} (tooled) failed to start: "
+                                 f"terminal {worker}")
+        assert "did not connect to cao within 1 s" in notice
+        with pytest.raises(NotFound):
+            await kernel.get_terminal(worker)
+        (task,) = await kernel.list_messages(worker)
+        assert task.state == MessageState.DEAD and task.body.startswith("count the files")
+
+
+@pytest.mark.parametrize("how", ["no endpoint", "timeout 0"])
+async def test_no_gate_where_nothing_can_report_or_when_turned_off(gated: Any, workdir: str,
+                                                                  how: str) -> None:
+    kernel = gated(timeout="0") if how == "timeout 0" else gated(timeout="30", endpoint=False)
+    async with kernel:
+        sender = await kernel.create_session("plain", session_name="g5", working_directory=workdir)
+        worker = await kernel.create_terminal("g5", "tooled", working_directory=workdir)  # not held
+        message = await kernel.send_message(sender.id, worker.id, "straight in")
+        assert (await _state(kernel, worker.id, message.id, timeout=5)).state == MessageState.DELIVERED
+
+
+async def test_a_bad_timeout_setting_is_refused_before_anything_starts(gated: Any, workdir: str) -> None:
+    async with gated(timeout="soon") as kernel:
+        refused = r"CAO_MCP_CONNECT_TIMEOUT must be a number of seconds.*'soon'"
+        with pytest.raises(InvalidInput, match=refused):
+            await kernel.create_session("tooled", session_name="g6", working_directory=workdir)
+        assert await kernel.list_sessions() == []
+        plain = await kernel.create_session("plain", session_name="g7", working_directory=workdir)
+        assert plain.agent_profile == "plain"
