@@ -290,6 +290,15 @@ class ProviderSpec:
     - ``detect_status(screen) -> StatusReport`` reads a rendered screen; it must never raise.
     - ``extract_last_message(text) -> str`` returns the agent's final answer from screen text plus
       history; it raises ``ValueError`` when no answer is visible.
+    - ``binary`` is the program looked up on ``PATH``; ``binary_env``, when set, names the environment
+      variable a user sets to run another program instead (``CAO_CLAUDE_CODE_BIN``). ``version_args``
+      make the program print its version; ``tested_versions`` are the releases whose screens are
+      recorded in the provider's tests; ``install_hint`` tells a user how to install the program.
+    - ``agent_dirs`` are folders where the CLI keeps agent profiles of its own (searched by name).
+    - ``model_endpoint(env) -> str | None``, optional: given the environment the CLI will run with,
+      the base URL of the model API it will call (``https://api.anthropic.com``, a gateway named by
+      ``ANTHROPIC_BASE_URL``...), or None when the provider cannot tell. It reads files and variables
+      only, never the network, and never raises. ``cao doctor`` checks that the URL answers.
     """
 
     name: str
@@ -305,6 +314,8 @@ class ProviderSpec:
     version_args: tuple[str, ...] = attrs.field(default=("--version",), converter=_tuple)
     tested_versions: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
     agent_dirs: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
+    binary_env: str | None = None
+    model_endpoint: Callable[[Mapping[str, str]], str | None] | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -128,12 +128,14 @@ class Recorder:
         raise SystemExit(f"gave up waiting for {what}; screen:\n{self.screen()}")
 
     def save(self, name: str, screen: str, status: str, *, last_message: str | None = None,
-             note: str = "") -> None:
+             dialog: str | None = None, note: str = "") -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / f"{name}.txt").write_text(screen + "\n", encoding="utf-8")
         entry: dict = {"status": status, "size": list(self.size)}
         if last_message is not None:
             entry["last_message"] = last_message
+        if dialog is not None:
+            entry["dialog"] = dialog
         if note:
             entry["note"] = note
         self.manifest[name] = entry
@@ -229,14 +231,15 @@ def record_dialogs(rec: Recorder) -> None:
     def bypass_unaccepted(config: dict) -> None:
         config.pop("bypassPermissionsModeAccepted", None)
 
-    for name, edit, sign in (
-        ("dialog_trust_folder", untrusted, "one you trust"),
-        ("dialog_api_key", key_unknown, "Do you want to use this API key?"),
-        ("dialog_bypass_permissions", bypass_unaccepted, "Bypass Permissions mode"),
+    for name, dialog, edit, sign in (
+        ("dialog_trust_folder", "trust folder", untrusted, "one you trust"),
+        ("dialog_api_key", "API key confirmation", key_unknown, "Do you want to use this API key?"),
+        ("dialog_bypass_permissions", "bypass permissions confirmation", bypass_unaccepted,
+         "Bypass Permissions mode"),
     ):
         rec.start(edit_config=edit)
         screen = rec.wait(lambda s, sign=sign: sign in s, name)
-        rec.save(name, screen, "waiting_user_answer", note="start-up dialog")
+        rec.save(name, screen, "waiting_user_answer", dialog=dialog, note="start-up dialog")
         rec.stop()
 
 
@@ -307,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
                     "package": PACKAGE,
                     "version": args.version,
                     "version_output": cli.version_output,
+                    "source": "recorded",
                     "recorded_with": "providers/cao-provider-claude-code/scripts/record_screens.py",
                     "screens": {**rec.manifest, **narrow.manifest},
                 }

@@ -227,6 +227,19 @@ def test_provider_record(fake_claude):
                                                          "bypass permissions confirmation"}
 
 
+def test_model_endpoint_is_the_api_the_cli_will_call():
+    provider = claude_code_provider()
+    assert provider.binary_env == "CAO_CLAUDE_CODE_BIN"
+    endpoint = provider.model_endpoint
+    assert endpoint({}) == "https://api.anthropic.com"
+    assert endpoint({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}) == "http://127.0.0.1:9"
+    # Through a cloud provider the address depends on its region: unknown unless given.
+    assert endpoint({"CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}) is None
+    assert endpoint({"CLAUDE_CODE_USE_BEDROCK": "1",
+                     "ANTHROPIC_BEDROCK_BASE_URL": "https://bedrock.example"}) == "https://bedrock.example"
+    assert endpoint({"CLAUDE_CODE_USE_VERTEX": "1"}) is None
+
+
 def test_plugin_registers_through_its_entry_point(kernel):
     assert "claude_code" in kernel.providers
 

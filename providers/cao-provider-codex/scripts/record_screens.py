@@ -8,8 +8,10 @@ For each scenario it starts the real Codex (installed from npm into the live-CLI
 provider launches it, in a private tmux server at the kernel's window size, drives it against the
 scripted Responses server into a known state and saves what ``capture-pane`` shows to
 ``tests/screens/<version>/<scenario>.txt``. ``index.json`` there records, per screen, the status the
-scenario put Codex in and, for finished turns, the answer the model gave: the detector tests check
-the provider against both. Paths are written relative to a sandbox HOME (``~``), so nothing of the
+``tests/screens/<version>/<scenario>.txt``. ``manifest.json`` there records, per screen, the status
+the scenario put Codex in, for finished turns the answer the model gave, and for start-up dialogs the
+provider's dialog it shows: the conformance kit (``cao_kernel.testing.conformance``) checks the
+provider against all three. Paths are written relative to a sandbox HOME (``~``), so nothing of the
 recording machine ends up in the files.
 """
 
@@ -31,6 +33,7 @@ from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalStatus
 from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
 from cao_kernel.testing.models.openai import OpenAIServer
 from cao_kernel.testing.models.script import Script, call_tool, fail, reply, think
+from cao_provider_codex.codex_home import HOME_DIR
 from cao_provider_codex.provider import TESTED_VERSIONS, launch
 
 HERE = Path(__file__).resolve().parent
@@ -48,8 +51,9 @@ class Retry(Exception):
 class Recorder:
     """One scenario: a sandbox, a scripted server, Codex in a private tmux server."""
 
-    def __init__(self, root: Path, codex_bin: Path, script: Script) -> None:
+    def __init__(self, root: Path, codex_bin: Path, script: Script, version: str) -> None:
         self.root = root
+        self.version = version
         self.server = OpenAIServer(script, models=(MODEL,)).start()
         self.sandbox = make_sandbox(root, env={KEY_VARIABLE: "sk-scripted"}, path=[codex_bin.parent])
         self.home = self.sandbox.home
@@ -70,7 +74,8 @@ class Recorder:
         return AgentProfile(name="coder", provider="codex", model=MODEL, codex_config=codex_config, **fields)
 
     def start(self, profile: AgentProfile | None = None, *, cwd: Path | None = None,
-              edit_argv: Callable[[list[str]], list[str]] = lambda argv: argv) -> None:
+              edit_argv: Callable[[list[str]], list[str]] = lambda argv: argv,
+              edit_files: Callable[[dict[str, str]], dict[str, str]] = lambda files: files) -> None:
         profile = profile if profile is not None else self.profile()
         terminal = Terminal(id=TERMINAL_ID, name="coder-0001", session_name="cao-record", provider="codex",
                             agent_profile=profile.name)
@@ -84,7 +89,7 @@ class Recorder:
         finally:
             if old_home is not None:
                 os.environ["HOME"] = old_home
-        for name, content in plan.files.items():
+        for name, content in edit_files(dict(plan.files)).items():
             target = runtime / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
@@ -135,7 +140,8 @@ def _no_yolo(argv: list[str]) -> list[str]:
     return [*kept, "--ask-for-approval", "on-request"]
 
 
-# Each scenario: (name, expected status, answer or None, script turns, how to drive Codex).
+# Each scenario: (name, expected status, answer or None, script turns, how to drive Codex). Scenarios
+# ending on a start-up dialog name the provider's StartupDialog in DIALOGS.
 ANSWER = "The answer is 42, from the scripted model."
 PARAGRAPHS = "First paragraph of the answer.\n\nSecond paragraph, after a blank line."
 
@@ -273,6 +279,34 @@ def _trust(r: Recorder) -> str:
     return r.wait_for("Trust this folder?")
 
 
+def _update_prompt(r: Recorder) -> str:
+    # What a Codex that finds a newer release in its version cache shows at start-up. The private config
+    # turns the check off; here it is on, and the cache is fresh so Codex does not ask the network.
+    from datetime import UTC, datetime
+
+    def with_update_check(files: dict[str, str]) -> dict[str, str]:
+        config = f"{HOME_DIR}/config.toml"
+        assert "check_for_update_on_startup = false" in files[config], files[config]
+        newer = ".".join([*r.version.split(".")[:-1], "999"])
+        return {**files,
+                config: files[config].replace("check_for_update_on_startup = false",
+                                              "check_for_update_on_startup = true"),
+                f"{HOME_DIR}/version.json": json.dumps({"latest_version": newer,
+                                                        "last_checked_at": datetime.now(UTC).isoformat()})}
+
+    r.start(edit_files=with_update_check)
+    return r.wait_for("Update available")
+
+
+def _update_skipped(r: Recorder) -> str:
+    # After "Skip" Codex still shows a banner about the release above its prompt.
+    _update_prompt(r)
+    time.sleep(0.5)  # answer once the prompt has settled, as the kernel does
+    r.keys("Down", "Enter")
+    r.ready()
+    return r.wait_for("Update available!")
+
+
 def _login(r: Recorder) -> str:
     r.start(AgentProfile(name="nologin", provider="codex"))
     return r.wait_for("Press enter to continue")
@@ -302,8 +336,15 @@ SCENARIOS: list[tuple[str, TerminalStatus, str | None, list[Any], Callable[[Reco
     ("idle-interrupted", TerminalStatus.IDLE, None, [think(30, "never seen")], _interrupted),
     ("processing-typed-unsent", TerminalStatus.PROCESSING, None, [], _typed),
     ("waiting-trust-folder", TerminalStatus.WAITING_USER_ANSWER, None, [], _trust),
+    ("waiting-update-prompt", TerminalStatus.WAITING_USER_ANSWER, None, [], _update_prompt),
+    ("idle-update-skipped", TerminalStatus.IDLE, None, [], _update_skipped),
     ("error-login", TerminalStatus.ERROR, None, [], _login),
 ]
+DIALOGS = {"waiting-trust-folder": "trust-folder", "waiting-update-prompt": "update-prompt"}
+NOTES = {"waiting-update-prompt": "update check turned on, version cache seeded with a newer release",
+         "idle-update-skipped": "the update prompt answered with its keys (Down, Enter: Skip)"}
+PACKAGE = "@openai/codex"
+RECORDED_WITH = "providers/cao-provider-codex/scripts/record_screens.py"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -317,13 +358,19 @@ def main(argv: list[str] | None = None) -> int:
         # The install check runs `codex --version`, which writes helper files into its home: not ~/.codex.
         os.environ["CODEX_HOME"] = version_home
         try:
-            codex = install_npm_cli("@openai/codex", args.version, "codex")
+            codex = install_npm_cli(PACKAGE, args.version, "codex")
         finally:
             del os.environ["CODEX_HOME"]
     out = SCREENS / args.version
     out.mkdir(parents=True, exist_ok=True)
-    index_path = out / "index.json"
-    index = json.loads(index_path.read_text()) if index_path.exists() else {}
+    manifest_path = out / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    screens: dict[str, Any] = manifest.get("screens", {})
+    # The install check captures stderr too (Codex warns about its scratch home there): keep the line
+    # that names the version.
+    lines = codex.version_output.splitlines()
+    version_output = next((line.strip() for line in lines if args.version in line),
+                          codex.version_output.strip())
     # Outside the system temp folder: Codex warns about a home under it, which is not what users see.
     scratch_base = Path.home() / ".cache" / "cao"
     scratch_base.mkdir(parents=True, exist_ok=True)
@@ -332,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for attempt in range(1, 21):
             root = Path(tempfile.mkdtemp(prefix="record-", dir=scratch_base))
-            recorder = Recorder(root, codex.binary, Script(*turns, side="Scripted title"))
+            recorder = Recorder(root, codex.binary, Script(*turns, side="Scripted title"), args.version)
             try:
                 screen = recorder.sanitize(drive(recorder))
                 break
@@ -344,9 +391,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raise RuntimeError(f"{name}: not captured in 20 attempts")
         (out / f"{name}.txt").write_text(screen, encoding="utf-8")
-        index[name] = {"status": status.value, **({"answer": answer} if answer is not None else {})}
+        entry: dict[str, Any] = {"status": status.value, "size": [WIDTH, HEIGHT]}
+        if answer is not None:
+            entry["last_message"] = answer
+        if name in DIALOGS:
+            entry["dialog"] = DIALOGS[name]
+        if name in NOTES:
+            entry["note"] = NOTES[name]
+        screens[name] = entry
         print(f"recorded {name} ({status.value})", file=sys.stderr)
-    index_path.write_text(json.dumps(dict(sorted(index.items())), indent=2) + "\n", encoding="utf-8")
+    manifest = {"package": PACKAGE, "version": args.version, "version_output": version_output,
+                "source": "recorded", "recorded_with": RECORDED_WITH,
+                "screens": dict(sorted(screens.items()))}
+    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cao_hookspecs import AgentProfile, LaunchContext, Terminal
 from cao_provider_codex import toml_writer
 from cao_provider_codex.codex_home import mcp_entry, merge
-from cao_provider_codex.provider import codex_provider, launch
+from cao_provider_codex.provider import codex_provider, launch, model_endpoint
 
 YOLO = "--dangerously-bypass-approvals-and-sandbox"
 
@@ -174,6 +174,36 @@ def test_provider_record():
     assert provider.install_hint == "npm install -g @openai/codex"
     assert provider.tested_versions == ("0.169.0",)
     assert {d.name for d in provider.startup_dialogs} == {"trust-folder", "update-prompt"}
+
+
+def test_model_endpoint_follows_the_config_the_cli_reads(tmp_path):
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    env = {"CODEX_HOME": str(home)}
+    assert model_endpoint(env) == "https://api.openai.com/v1"
+    assert model_endpoint({**env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}) == "http://127.0.0.1:9/v1"
+    (home / "config.toml").write_text(
+        'model_provider = "gateway"\n'
+        '[model_providers.gateway]\nbase_url = "https://gateway.example/v1"\n'
+        '[model_providers.spare]\nbase_url = "https://spare.example/v1"\n'
+        '[profiles.other]\nmodel_provider = "spare"\n')
+    assert model_endpoint(env) == "https://gateway.example/v1"
+    # A selected profile's provider wins over the top-level one, as in Codex.
+    text = (home / "config.toml").read_text()
+    (home / "config.toml").write_text('profile = "other"\n' + text)
+    assert model_endpoint(env) == "https://spare.example/v1"
+    (home / "config.toml").write_text('model_provider = "oss"\n')
+    assert model_endpoint(env) is None  # a built-in provider whose address Codex keeps to itself
+    (home / "config.toml").write_text("model = \n")
+    assert model_endpoint(env) == "https://api.openai.com/v1"  # unreadable config: Codex's default
+
+
+def test_model_endpoint_reads_the_home_of_the_environment_given(tmp_path):
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text(
+        'model_provider = "x"\n[model_providers.x]\nbase_url = "http://127.0.0.1:1/v1"\n')
+    assert model_endpoint({"HOME": str(tmp_path)}) == "http://127.0.0.1:1/v1"
+    assert codex_provider().model_endpoint is model_endpoint
 
 
 @pytest.mark.parametrize("enabled_plugins", [("codex",)])

@@ -1,17 +1,21 @@
-"""The detector and the extractor against screens recorded from the real Codex (scripts/record_screens.py)."""
+"""Codex-specific readings of the screens recorded from the real Codex (scripts/record_screens.py).
+
+The conformance kit (test_conformance.py) checks every recorded screen's status, evidence, answer and
+start-up dialog; these tests pin what is particular to Codex: which row decides, the two-row footer,
+colour codes, and answers of any shape.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from cao_hookspecs import StatusReport, TerminalStatus
-from cao_provider_codex.provider import STARTUP_DIALOGS, TESTED_VERSIONS
+from cao_hookspecs import TerminalStatus
+from cao_provider_codex.provider import TESTED_VERSIONS
 from cao_provider_codex.screen import detect_status, extract_last_message
 
 SCREENS = Path(__file__).parent / "screens"
@@ -19,10 +23,10 @@ SCREENS = Path(__file__).parent / "screens"
 
 def _recorded() -> list[tuple[str, str, dict]]:
     cases = []
-    for version_dir in sorted(p for p in SCREENS.iterdir() if p.is_dir()):
-        index = json.loads((version_dir / "index.json").read_text(encoding="utf-8"))
-        for name, expected in index.items():
-            cases.append((version_dir.name, name, expected))
+    for manifest_path in sorted(SCREENS.glob("*/manifest.json")):
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        for name, entry in manifest["screens"].items():
+            cases.append((manifest["version"], name, entry))
     return cases
 
 
@@ -31,25 +35,6 @@ RECORDED = _recorded()
 
 def screen(name: str, version: str = TESTED_VERSIONS[-1]) -> str:
     return (SCREENS / version / f"{name}.txt").read_text(encoding="utf-8")
-
-
-def test_every_tested_version_has_recordings_of_every_status():
-    for version in TESTED_VERSIONS:
-        statuses = {expected["status"] for v, _, expected in RECORDED if v == version}
-        assert statuses == {s.value for s in TerminalStatus}, (version, statuses)
-
-
-@pytest.mark.parametrize(("version", "name", "expected"), RECORDED, ids=[f"{v}/{n}" for v, n, _ in RECORDED])
-def test_recorded_screen_status_and_answer(version, name, expected):
-    text = screen(name, version)
-    report = detect_status(text)
-    assert report.status == TerminalStatus(expected["status"]), report
-    assert report.evidence
-    if "answer" in expected:
-        assert extract_last_message(text) == expected["answer"]
-    else:
-        with pytest.raises(ValueError):
-            extract_last_message(text)
 
 
 @pytest.mark.parametrize(("name", "evidence"), [
@@ -61,6 +46,7 @@ def test_recorded_screen_status_and_answer(version, name, expected):
     ("error-login", "login screen"),
     ("waiting-trust-folder", "trust-folder dialog"),
     ("waiting-approval", "approval prompt"),
+    ("waiting-update-prompt", "update prompt"),
     ("idle-interrupted", "interrupted"),
     ("unknown-starting", "starting"),
 ])
@@ -73,14 +59,6 @@ def test_the_two_row_footer_does_not_hide_a_finished_turn():
     rows = screen("completed-reply").rstrip("\n").splitlines()
     assert "? for shortcuts" in rows[-1] and " \u00b7 " in rows[-2] and rows[-4].startswith("\u203a")
     assert detect_status("\n".join(rows)).status == TerminalStatus.COMPLETED
-
-
-def test_startup_dialog_patterns_match_their_recorded_screens():
-    patterns = {dialog.name: dialog.pattern for dialog in STARTUP_DIALOGS}
-    assert re.search(patterns["trust-folder"], screen("waiting-trust-folder"), re.MULTILINE)
-    for version, name, _ in RECORDED:
-        if name != "waiting-trust-folder":
-            assert not any(re.search(p, screen(name, version), re.MULTILINE) for p in patterns.values()), name
 
 
 def test_colour_codes_and_trailing_blank_rows_change_nothing():
@@ -135,13 +113,6 @@ def test_an_answer_quoting_dialogs_and_prompts_is_still_an_answer(lines):
 def test_any_user_message_while_thinking_is_processing(message):
     text = screen("processing-thinking").replace("\u203a Think about it.", f"\u203a {message}")
     assert detect_status(text).status == TerminalStatus.PROCESSING
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(max_size=400))
-def test_detector_never_raises_and_always_explains(text):
-    report = detect_status(text)
-    assert isinstance(report, StatusReport) and report.evidence
 
 
 @settings(max_examples=200, deadline=None)

@@ -114,3 +114,4 @@ def test_provider_functions_are_the_screen_readers():
     spec = _spec()
     assert spec.detect_status("\u276f").status == TerminalStatus.IDLE
     assert spec.extract_last_message("> MOCK: done\n\u276f") == "done"
+    assert spec.model_endpoint is None and spec.binary_env is None

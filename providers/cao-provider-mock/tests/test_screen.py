@@ -1,4 +1,8 @@
-"""Status detection and answer extraction on screens shaped like ``tmux capture-pane -p`` output."""
+"""Status detection and answer extraction on hand-built screens shaped like ``tmux capture-pane -p`` output.
+
+These pin each rule of the detector one screen at a time; the conformance kit (test_conformance.py) runs
+the screens recorded from the real mock_cli in tmux (tests/screens/) and the general properties.
+"""
 
 from __future__ import annotations
 
@@ -101,11 +105,6 @@ _rows = st.lists(
 )
 
 
-@given(st.text())
-def test_detect_never_raises_on_any_text(screen):
-    assert isinstance(detect_status(screen), StatusReport)
-
-
 @given(_rows)
 def test_detect_never_raises_on_screen_like_text(rows):
     report = detect_status("\n".join(rows))
@@ -154,15 +153,6 @@ def test_a_real_turn_reads_completed_and_extracts_the_input(text):
     screen = f"MockCli ready.\n{P} {text}\n> MOCK: {payload}\n{P}\n"
     assert detect_status(screen).status == TerminalStatus.COMPLETED
     assert extract_last_message(screen) == payload
-
-
-@given(st.text())
-def test_extract_raises_only_value_error(text):
-    try:
-        result = extract_last_message(text)
-    except ValueError:
-        return
-    assert isinstance(result, str)
 
 
 _answer = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)

@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
 
 from .dialogs import STARTUP_DIALOGS
-from .launch import BINARY, INSTALL_HINT, launch
+from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
 from .screen import detect_status, extract_last_message
 
-__all__ = ["NAME", "TESTED_VERSIONS", "claude_code_provider"]
+__all__ = ["NAME", "TESTED_VERSIONS", "claude_code_provider", "model_endpoint"]
 
 NAME = "claude_code"
 #: Claude Code releases whose screens are recorded under tests/screens/ and pass the live tests.
 TESTED_VERSIONS = ("2.1.330",)
+DEFAULT_ENDPOINT = "https://api.anthropic.com"
+
+
+def model_endpoint(env: Mapping[str, str]) -> str | None:
+    """The model API Claude Code will call with ``env``: ``ANTHROPIC_BASE_URL``, else Anthropic's API.
+
+    Through Bedrock or Vertex (``CLAUDE_CODE_USE_BEDROCK`` / ``CLAUDE_CODE_USE_VERTEX``) the address
+    depends on the cloud region, so only an explicit base URL for that service is known.
+    """
+    if env.get("CLAUDE_CODE_USE_BEDROCK"):
+        return env.get("ANTHROPIC_BEDROCK_BASE_URL") or None
+    if env.get("CLAUDE_CODE_USE_VERTEX"):
+        return env.get("ANTHROPIC_VERTEX_BASE_URL") or None
+    return env.get("ANTHROPIC_BASE_URL") or DEFAULT_ENDPOINT
 
 
 def claude_code_provider() -> ProviderSpec:
@@ -32,4 +48,6 @@ def claude_code_provider() -> ProviderSpec:
         install_hint=INSTALL_HINT,
         version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
+        binary_env=BINARY_ENV,
+        model_endpoint=model_endpoint,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from cao_hookspecs import LaunchContext, LaunchPlan, ProviderCapabilities, ProviderSpec, StartupDialog
@@ -11,13 +12,14 @@ from cao_hookspecs import LaunchContext, LaunchPlan, ProviderCapabilities, Provi
 from .codex_home import AUTH_FILE, HOME_DIR, build_config, read_toml, user_codex_home
 from .screen import detect_status, extract_last_message
 
-__all__ = ["BINARY", "NAME", "TESTED_VERSIONS", "codex_provider", "launch"]
+__all__ = ["BINARY", "NAME", "TESTED_VERSIONS", "codex_provider", "launch", "model_endpoint"]
 
 NAME = "codex"
 BINARY = "codex"
 #: Versions whose screens are recorded under tests/screens/ and checked by the live tests.
 TESTED_VERSIONS = ("0.169.0",)
 INSTALL_HINT = "npm install -g @openai/codex"
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
@@ -26,8 +28,10 @@ STARTUP_DIALOGS = (
     # Codex ask about another folder, the first option is "Trust and continue".
     StartupDialog(name="trust-folder", keys=("Enter",),
                   pattern=r"Trust this folder\?|Do you trust the contents of this directory"),
-    # The update check is off in the private config; should the prompt show anyway, choose "Skip".
-    StartupDialog(name="update-prompt", pattern=r"Update available!", keys=("Down", "Enter")),
+    # The update check is off in the private config; should the prompt show anyway, choose "Skip" (the
+    # second option; the cursor starts on "Update now"). 0.169 titles it "Update available · <old> → <new>".
+    StartupDialog(name="update-prompt", pattern=r"Update available(?:!| \u00b7 )[\s\S]*\n\s*2\. Skip\b",
+                  keys=("Down", "Enter")),
 )
 
 
@@ -91,6 +95,31 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
     return LaunchPlan(argv=argv, env={"CODEX_HOME": str(home)}, files=files)
 
 
+def model_endpoint(env: Mapping[str, str]) -> str | None:
+    """The base URL of the model API Codex will call with ``env``: the ``base_url`` of the model provider
+    its config selects (``model_provider``, or the selected ``profile``'s), else ``OPENAI_BASE_URL``,
+    else OpenAI's API; None for a built-in provider other than OpenAI (its address is Codex's own)."""
+    configured = env.get("CODEX_HOME")
+    home = Path(configured).expanduser() if configured else Path(env.get("HOME") or Path.home()) / ".codex"
+    try:
+        config = read_toml(home / "config.toml")
+    except ValueError:
+        config = {}
+    provider = config.get("model_provider")
+    profiles = config.get("profiles")
+    selected = profiles.get(config.get("profile")) if isinstance(profiles, dict) else None
+    if isinstance(selected, dict) and isinstance(selected.get("model_provider"), str):
+        provider = selected["model_provider"]
+    provider = provider if isinstance(provider, str) and provider else "openai"
+    tables = config.get("model_providers")
+    table = tables.get(provider) if isinstance(tables, dict) else None
+    if isinstance(table, dict) and isinstance(table.get("base_url"), str) and table["base_url"].strip():
+        return table["base_url"].strip()
+    if provider == "openai":
+        return env.get("OPENAI_BASE_URL") or DEFAULT_ENDPOINT
+    return None
+
+
 def codex_provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
     return ProviderSpec(
@@ -106,4 +135,5 @@ def codex_provider() -> ProviderSpec:
         install_hint=INSTALL_HINT,
         version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
+        model_endpoint=model_endpoint,
     )

@@ -60,7 +60,7 @@ _DIALOGS: tuple[tuple[re.Pattern[str], TerminalStatus, str], ...] = (
     (re.compile(r"Trust this folder\?|Do you trust the contents of this directory"
                 r"|allow Codex to work in this folder"),
      TerminalStatus.WAITING_USER_ANSWER, "trust-folder dialog"),
-    (re.compile(r"Update available!"), TerminalStatus.WAITING_USER_ANSWER, "update prompt"),
+    (re.compile(r"Update available(?:!| \u00b7 )"), TerminalStatus.WAITING_USER_ANSWER, "update prompt"),
     (re.compile(r"Would you like to |Allow .* to run|requests? (?:approval|permission)"),
      TerminalStatus.WAITING_USER_ANSWER, "approval prompt"),
 )
