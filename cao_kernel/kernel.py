@@ -6,6 +6,7 @@ import asyncio
 import functools
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -316,7 +317,11 @@ class Kernel(Orchestration, TerminalOps):
             return self.providers[name]
         except KeyError:
             known = ", ".join(sorted(self.providers)) or "none installed"
-            raise NotFound(f"unknown provider {name!r} (known: {known})") from None
+            # Provider packages follow one naming rule, so the likely missing package can be named.
+            plain = isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name)
+            package = "cao-provider-" + name.replace("_", "-") if plain else None
+            hint = f"; to add it, install the package {package}" if package else ""
+            raise NotFound(f"unknown provider {name!r} (known: {known}){hint}") from None
 
     def setting(self, name: str, default: Any = None) -> Any:
         return self.settings.get(name, default)

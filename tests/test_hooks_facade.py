@@ -167,8 +167,11 @@ def test_hook_register_providers(kernel, register_plugin):
     assert records["beta"].binary == "beta-bin"
     with register_plugin(kernel, plugin(cao_register_providers=lambda: [make_provider("solo")])):
         assert kernel.provider("solo").name == "solo"
-        with pytest.raises(NotFound, match=r"unknown provider 'nope' \(known: solo\)"):
+        with pytest.raises(NotFound, match=r"unknown provider 'nope' \(known: solo\); to add it, install "
+                                           r"the package cao-provider-nope\Z"):
             kernel.provider("nope")
+        with pytest.raises(NotFound, match=r"unknown provider '../x' \(known: solo\)\Z"):
+            kernel.provider("../x")
 
 
 def test_hook_register_backends(kernel, register_plugin):

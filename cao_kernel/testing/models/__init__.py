@@ -3,8 +3,9 @@
 - :mod:`.script`: the turn-script API shared by every server (``Script``, ``reply``, ``call_tool``,
   ``think``, ``respond``, ``hold``, ``fail``) and the recorded requests.
 - :mod:`.anthropic`: ``AnthropicServer``, the Messages API (Claude Code).
-- :mod:`.openai`: ``OpenAIServer``, the Responses API (Codex); its base URL is ``server.url + "/v1"``.
-- :mod:`.cli`: installing a real agent CLI from npm into a per-machine cache, and sandboxed homes.
+- :mod:`.openai`: ``OpenAIServer``, the Responses API (Codex, Kimi CLI); its base URL is ``server.url + "/v1"``.
+- :mod:`.gemini`: ``GeminiServer``, the Gemini API's generateContent (Gemini CLI).
+- :mod:`.cli`: installing a real agent CLI from npm or PyPI into a per-machine cache, and sandboxed homes.
 
 Nothing here is imported by ``cao_kernel.testing`` itself: import the module you need.
 """

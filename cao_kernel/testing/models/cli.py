@@ -7,7 +7,12 @@ install happens at most once per machine: later calls find the folder and only c
 answers ``--version`` with that version. Concurrent test processes wait for each other on a lock
 file, and a half-done install never becomes visible (it is renamed into place when complete).
 
-When npm or the registry cannot be reached, :class:`LiveCliUnavailable` (an ``AssertionError``)
+``install_pypi_cli(package, version, bin_name)`` does the same for a CLI published on PyPI: a
+virtual environment of its own (made relocatable with ``uv venv --relocatable``, so the finished
+folder can be renamed into place) at ``<cache>/pypi-<package>@<version>-py<X.Y>``, built on an
+interpreter already on the machine (Pythons are looked for, never downloaded).
+
+When npm, uv or the registry cannot be reached, :class:`LiveCliUnavailable` (an ``AssertionError``)
 says so: live tests fail loudly rather than skip.
 
 ``Sandbox`` is a throw-away HOME (with XDG folders) and an environment that keeps the user's own
@@ -36,13 +41,16 @@ __all__ = [
     "LiveCliUnavailable",
     "Sandbox",
     "cache_root",
+    "find_python",
     "install_npm_cli",
+    "install_pypi_cli",
     "make_sandbox",
 ]
 
 CACHE_ENV = "CAO_LIVE_CLI_CACHE"
 #: Environment variables that would point a CLI at the user's real account or configuration.
-LEAKY_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "AWS_", "GOOGLE_", "GEMINI_", "XDG_")
+LEAKY_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "AWS_", "GOOGLE_", "GEMINI_", "XDG_", "KIMI_",
+                  "MOONSHOT_", "COPILOT_", "GH_", "GITHUB_", "OPENCODE_")
 _INSTALL_TIMEOUT = 600.0
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _checked: dict[Path, str] = {}
@@ -89,7 +97,8 @@ def _check(binary: Path, version: str, timeout: float = 60.0) -> str:
     # must never be touched.
     scratch = tempfile.mkdtemp(prefix="cao-cli-version-")
     env = {**os.environ, "HOME": scratch, "CODEX_HOME": os.path.join(scratch, ".codex"),
-           "CLAUDE_CONFIG_DIR": os.path.join(scratch, ".claude")}
+           "CLAUDE_CONFIG_DIR": os.path.join(scratch, ".claude"),
+           "KIMI_SHARE_DIR": os.path.join(scratch, ".kimi")}
     try:
         done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=timeout,
                               check=False, stdin=subprocess.DEVNULL, env=env)
@@ -172,6 +181,181 @@ def _npm_install(package: str, version: str, root: Path, folder: Path, timeout: 
         if folder.exists():
             shutil.rmtree(folder)
         os.rename(staging, folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+# -- CLIs published on PyPI --------------------------------------------------------------------------
+
+_PYPI_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_PROGRAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T[0-9:.]+(?:Z|[+-]\d{2}:\d{2})?)?")
+_PYTHON_SPEC = re.compile(r"(?P<minimum>>=)?(?P<major>\d+)\.(?P<minor>\d+)")
+_found_pythons: dict[str, tuple[Path, tuple[int, int]]] = {}
+_probed: dict[tuple[str, int], tuple[int, int] | None] = {}
+
+
+def _python_version(binary: Path) -> tuple[int, int] | None:
+    """``binary``'s (major, minor), or None when it does not run (a pyenv shim for a version that is not
+    selected fails, for one). Remembered per file until it changes: probing starts a program."""
+    try:
+        key = (str(binary), binary.stat().st_mtime_ns)
+    except OSError:
+        return None
+    if key not in _probed:
+        _probed[key] = _probe_python(binary)
+    return _probed[key]
+
+
+def _probe_python(binary: Path) -> tuple[int, int] | None:
+    try:
+        done = subprocess.run([str(binary), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                              capture_output=True, text=True, timeout=15, check=False,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.fullmatch(r"(\d+)\.(\d+)", done.stdout.strip()) if done.returncode == 0 else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _python_candidates() -> list[Path]:
+    """Interpreters that may be on this machine: ``pythonX.Y`` on PATH, pyenv's versions, the system's."""
+    import glob
+    import pwd
+    import sys
+
+    found: list[Path] = [Path(sys.executable)]
+    for minor in range(40, 7, -1):
+        on_path = shutil.which(f"python3.{minor}")
+        if on_path:
+            found.append(Path(on_path))
+    homes = {os.environ.get("PYENV_ROOT") or "", str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".pyenv"),
+             os.path.expanduser("~/.pyenv")}
+    patterns = [os.path.join(home, "versions", "*", "bin", "python3.*") for home in homes if home]
+    patterns += ["/usr/local/bin/python3.*", "/usr/bin/python3.*", "/opt/python*/bin/python3.*"]
+    for pattern in patterns:
+        found += [Path(p) for p in sorted(glob.glob(pattern)) if re.search(r"python3\.\d+$", p)]
+    return list(dict.fromkeys(found))
+
+
+def find_python(spec: str | os.PathLike[str] | None = None) -> tuple[Path, tuple[int, int]]:
+    """An interpreter on this machine and its (major, minor), never a download.
+
+    ``spec`` is None (the interpreter running this code), a version (``"3.13"``), a minimum
+    (``">=3.12"``: the newest one found) or a path. Raises :class:`LiveCliUnavailable` naming what was
+    looked for when nothing fits.
+    """
+    import sys
+
+    if spec is None:
+        return Path(sys.executable), (sys.version_info.major, sys.version_info.minor)
+    text = os.fspath(spec)
+    wanted = _PYTHON_SPEC.fullmatch(text.replace(" ", ""))
+    if wanted is None:
+        binary = Path(text).expanduser()
+        version = _python_version(binary) if binary.is_file() else None
+        if version is None:
+            raise LiveCliUnavailable(f"{text!r} is not a Python interpreter that runs here (give a path, a "
+                                     "version such as '3.13' or a minimum such as '>=3.12')")
+        return binary, version
+    if text in _found_pythons:
+        return _found_pythons[text]
+    target = (int(wanted.group("major")), int(wanted.group("minor")))
+    fits = []
+    for candidate in _python_candidates():
+        version = _python_version(candidate)
+        if version is not None and (version >= target if wanted.group("minimum") else version == target):
+            fits.append((version, candidate))
+    if not fits:
+        raise LiveCliUnavailable(
+            f"no Python {text} on this machine (looked on PATH, in pyenv's versions and in /usr/bin, "
+            "/usr/local/bin); install one with the system's package manager: this kit never downloads one")
+    version, binary = max(fits, key=lambda fit: fit[0])
+    _found_pythons[text] = (binary, version)
+    return binary, version
+
+
+def install_pypi_cli(package: str, version: str, bin_name: str, *,
+                     python: str | os.PathLike[str] | None = None, exclude_newer: str | None = None,
+                     cache: Path | None = None, timeout: float = _INSTALL_TIMEOUT) -> InstalledCli:
+    """Install ``package==version`` from PyPI (once per machine) in a virtual environment of its own and
+    return its program ``bin_name``.
+
+    ``python`` chooses the interpreter the environment is built on (see :func:`find_python`: None for
+    this one, ``"3.13"``, ``">=3.12"`` or a path). ``exclude_newer`` (a date such as ``"2026-09-22"``)
+    resolves the package's dependencies as PyPI had them then: a CLI whose own dependencies are not
+    pinned keeps installing the way it did when it was tested.
+    """
+    if not _PYPI_NAME.fullmatch(package):
+        raise ValueError(f"not a PyPI package name: {package!r}")
+    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+!-]*", version):
+        raise ValueError(f"not an exact package version: {version!r}")
+    if not _PROGRAM.fullmatch(bin_name):
+        raise ValueError(f"not a program name: {bin_name!r}")
+    if exclude_newer is not None and not _DATE.fullmatch(exclude_newer):
+        raise ValueError(f"exclude_newer must be a date (2026-09-22) or an RFC 3339 time, "
+                         f"got {exclude_newer!r}")
+    interpreter, (major, minor) = find_python(python)
+    root = (cache or cache_root()).expanduser()
+    name = f"pypi-{_folder_name(package, version)}-py{major}.{minor}"
+    if exclude_newer:
+        name += f"-{_SAFE.sub('-', exclude_newer)}"
+    folder = root / name
+    binary = folder / "bin" / bin_name
+    with _checked_lock:
+        if _checked.get(binary) is not None:
+            return InstalledCli(package=package, version=version, prefix=folder, binary=binary,
+                                version_output=_checked[binary])
+    with _locked(root / f".{folder.name}.lock"):
+        if binary.exists():
+            try:
+                output = _check(binary, version)
+            except LiveCliUnavailable:
+                shutil.rmtree(folder, ignore_errors=True)  # a broken install is replaced, not reused
+            else:
+                return _remember(package, version, folder, binary, output)
+        _uv_install(package, version, interpreter, exclude_newer, root, folder, timeout)
+        output = _check(binary, version)
+        return _remember(package, version, folder, binary, output)
+
+
+def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: str | None, root: Path,
+                folder: Path, timeout: float) -> None:
+    uv = os.environ.get("UV") or shutil.which("uv")
+    if not uv:
+        raise LiveCliUnavailable(f"uv is not installed: cannot install {package}=={version} for the live "
+                                 "tests (install uv, e.g. `pip install uv`)")
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
+    venv = staging / "venv"
+    # Relocatable: the programs it installs find their interpreter relative to themselves, so the
+    # finished environment can be renamed into place.
+    steps = [
+        [uv, "venv", "--quiet", "--relocatable", "--no-python-downloads", "--python", str(interpreter),
+         str(venv)],
+        # Compiled now: a first run would otherwise write bytecode into the shared cache (and start slowly).
+        [uv, "pip", "install", "--quiet", "--compile-bytecode", "--no-python-downloads",
+         "--python", str(venv / "bin" / "python"),
+         *(["--exclude-newer", exclude_newer] if exclude_newer else []), f"{package}=={version}"],
+    ]
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PYTHON", "UV_SYSTEM_PYTHON")}
+    try:
+        for argv in steps:
+            what = " ".join(argv[1:3])
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
+                                      stdin=subprocess.DEVNULL, env=env)
+            except subprocess.TimeoutExpired as exc:
+                raise LiveCliUnavailable(f"uv {what} for {package}=={version} did not finish within "
+                                         f"{timeout:g} s (is PyPI reachable?)") from exc
+            if done.returncode != 0:
+                tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
+                raise LiveCliUnavailable(f"uv {what} {package}=={version} failed (exit {done.returncode}); "
+                                         f"is PyPI reachable, and does the package support the Python "
+                                         f"at {interpreter}?\n{tail}")
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.rename(venv, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

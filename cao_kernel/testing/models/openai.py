@@ -343,6 +343,7 @@ class OpenAIServer(ScriptedServer):
             self._refuse(request, failure, kind="invalid", conversation=conversation)
             return
         kind = "turn" if self.is_turn(conversation) else "side"
+        self.arrived(kind)
         if kind == "turn":
             answer = self.script.next_turn(conversation)
         else:

@@ -1,0 +1,1 @@
+"""cao provider for GitHub Copilot CLI: launch command, start-up dialog, screen detector, answers."""

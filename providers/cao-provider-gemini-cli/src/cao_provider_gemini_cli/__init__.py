@@ -1,0 +1,1 @@
+"""cao provider for Gemini CLI: launch command, start-up dialogs, screen detector, answer extraction."""

@@ -1,0 +1,1 @@
+"""cao provider for Moonshot's Kimi CLI: launch plan, start-up gates, screen detector, answer extraction."""

@@ -1,0 +1,1 @@
+"""cao provider for OpenCode: launch command and config, screen detector, answer extraction."""

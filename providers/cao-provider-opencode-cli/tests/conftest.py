@@ -1,0 +1,214 @@
+"""Fixtures for the OpenCode provider's tests.
+
+Live tests (marked ``live_cli``) run the real OpenCode, installed from npm once per machine (see
+``cao_kernel.testing.models.cli``), against a scripted Anthropic server on 127.0.0.1: the sandboxed
+user's own OpenCode config points OpenCode's ``anthropic`` provider at it, as a user would point it at
+a gateway. They run in a sandboxed HOME on a private tmux server. ``CAO_LIVE_OPENCODE_CLI_VERSION``
+picks another release to try.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cao_provider_opencode_cli.provider import PACKAGE, TESTED_VERSIONS
+
+VERSION_ENV = "CAO_LIVE_OPENCODE_CLI_VERSION"
+SCREENS = Path(__file__).parent / "screens"
+MODEL = "anthropic/claude-sonnet-4-5"
+
+
+def live_version() -> str:
+    return os.environ.get(VERSION_ENV) or TESTED_VERSIONS[-1]
+
+
+@pytest.fixture(scope="session")
+def opencode_cli():
+    """The real OpenCode (installed into the per-machine cache on first use)."""
+    from cao_kernel.testing.models.cli import install_npm_cli
+
+    return install_npm_cli(PACKAGE, live_version(), "opencode")
+
+
+@pytest.fixture
+def model_server() -> Iterator[Any]:
+    """A scripted Anthropic Messages API; add turns with ``model_server.script.add(...)``."""
+    from cao_kernel.testing.models import Script
+    from cao_kernel.testing.models.anthropic import AnthropicServer
+
+    with AnthropicServer(Script()) as server:
+        yield server
+    server.assert_healthy()
+
+
+def user_config(server: Any, **extra: Any) -> dict[str, Any]:
+    """The sandboxed user's ``~/.config/opencode/opencode.json``: OpenCode's ``anthropic`` provider at
+    the scripted server."""
+    from cao_kernel.testing.models.anthropic import FAKE_API_KEY
+
+    return {
+        "$schema": "https://opencode.ai/config.json",
+        "model": MODEL,
+        "provider": {"anthropic": {"options": {"baseURL": server.url + "/v1", "apiKey": FAKE_API_KEY}}},
+        **extra,
+    }
+
+
+def opencode_env(cli: Any) -> dict[str, str]:
+    """What a live test's environment needs besides the sandboxed HOME."""
+    return {
+        "CAO_OPENCODE_CLI_BIN": str(cli.binary),
+        # models.dev is out of reach offline; OpenCode's bundled model list is enough.
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "TERM": "xterm-256color",
+    }
+
+
+@dataclasses.dataclass
+class OpencodeSandbox:
+    """A sandboxed HOME whose user config points OpenCode at the scripted server."""
+
+    home: Path
+    env: dict[str, str]
+    server: Any
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / ".config" / "opencode" / "opencode.json"
+
+    def write_user_config(self, content: dict[str, Any] | str) -> None:
+        self.config_file.parent.mkdir(parents=True, exist_ok=True)
+        text = content if isinstance(content, str) else json.dumps(content, indent=2)
+        self.config_file.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def opencode_sandbox(tmp_path, model_server, opencode_cli, monkeypatch) -> OpencodeSandbox:
+    """The sandbox, applied to this test's environment (the user's own OpenCode settings left out)."""
+    from cao_kernel.testing.models.cli import make_sandbox
+
+    wanted = opencode_env(opencode_cli)
+    sandbox = make_sandbox(tmp_path / "sandbox", env=wanted)
+    for name in list(os.environ):
+        if name.startswith("OPENCODE_") and name not in wanted:
+            monkeypatch.delenv(name)
+    sandbox.apply(monkeypatch)
+    result = OpencodeSandbox(home=sandbox.home, env=dict(sandbox.env), server=model_server)
+    result.write_user_config(user_config(model_server))
+    return result
+
+
+@pytest.fixture
+def make_kernel(tmux_socket, cao_home):
+    """Build kernels that run OpenCode on the private tmux server."""
+    from cao_kernel.kernel import Kernel
+    from cao_kernel.plugins import LoadPolicy
+
+    def make(*plugins: str, **settings: str):
+        return Kernel(
+            policy=LoadPolicy(only=plugins or ("tmux", "opencode_cli", "inbox_sqlite")),
+            home=cao_home,
+            settings={"CAO_TMUX_SOCKET": tmux_socket, "CAO_DEFAULT_PROVIDER": "opencode_cli", **settings},
+        )
+
+    return make
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    d = tmp_path / "project"
+    d.mkdir()
+    return str(d)
+
+
+# -- a real cao-server (for MCP tools called by the real agent) -------------------------------------
+
+SERVER_PLUGINS = ("tmux", "opencode_cli", "mock_cli", "inbox_sqlite", "server", "mcp")
+_READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
+
+
+@dataclasses.dataclass
+class CaoServer:
+    """A ``cao server --port 0`` subprocess on a private home and tmux socket."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    home: Path
+    stderr: list[str]
+
+    def client(self):
+        """A ``KernelAPI`` over HTTP for this server (use it from one event loop)."""
+        from cao_server.client import HttpKernel
+
+        return HttpKernel(self.url)
+
+
+def _pump(stream, sink) -> None:
+    for line in stream:
+        sink(line.rstrip("\n"))
+
+
+@pytest.fixture
+def cao_server(opencode_sandbox, cao_home, tmp_path) -> Iterator[CaoServer]:
+    """A real cao-server with the OpenCode provider, started in the live sandbox's environment.
+
+    Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
+    """
+    from cao_kernel.testing.tmux import private_tmux_socket
+
+    cao = Path(sys.executable).parent / "cao"
+    (Path(cao_home) / "agent-store").mkdir(exist_ok=True)
+    with private_tmux_socket() as tmux:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") or k == "CAO_OPENCODE_CLI_BIN"}
+        env.update({"CAO_HOME_DIR": str(cao_home), "TMUX_TMPDIR": tmux.tmpdir,
+                    "CAO_LOAD_PLUGINS": ",".join(SERVER_PLUGINS), **tmux.settings})
+        proc = subprocess.Popen([str(cao), "server", "--port", "0", "--log-level", "warning"], env=env,
+                                cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        lines: queue.Queue[str] = queue.Queue()
+        stderr: list[str] = []
+        pumps = [threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True),
+                 threading.Thread(target=_pump, args=(proc.stderr, stderr.append), daemon=True)]
+        for pump in pumps:
+            pump.start()
+        try:
+            deadline = time.monotonic() + 30
+            url = None
+            while url is None and time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    found = _READY_LINE.match(lines.get(timeout=0.05))
+                except queue.Empty:
+                    continue
+                if found:
+                    url = f"{found.group(1)}:{found.group(2)}"
+            if url is None:
+                raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
+            yield CaoServer(proc=proc, url=url, home=Path(cao_home), stderr=stderr)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+            for pump in pumps:
+                pump.join(5)
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()

@@ -1,0 +1,1 @@
+"""cao provider for the Amazon Q Developer CLI: agent file, launch command, screen detector, answer extraction."""

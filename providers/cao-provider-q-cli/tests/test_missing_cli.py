@@ -1,0 +1,85 @@
+"""The Amazon Q Developer CLI cannot be installed here, so the end-to-end check is the one a user
+without it meets:
+``cao launch --provider q_cli`` through a real cao server, over a real kernel with the tmux backend
+on a private socket, answers with an error naming the program to install and how, and leaves nothing
+behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tmux
+
+CAO = str(Path(sys.executable).with_name("cao"))
+
+
+def path_without(program: str) -> str:
+    """The current PATH minus every folder holding ``program`` (so the test means the same on a
+    machine where it is installed)."""
+    folders = [f for f in os.environ.get("PATH", "").split(os.pathsep) if f and not (Path(f) / program).exists()]
+    return os.pathsep.join(folders)
+
+
+@pytest.fixture
+def no_q(tmp_path, monkeypatch):
+    """This process (where the in-thread server's kernel runs) without q and with an empty HOME."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("PATH", path_without("q"))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CAO_Q_CLI_BIN", raising=False)
+    assert shutil.which("q") is None
+    return home
+
+
+@pytest.fixture
+def server(no_q, private_tmux, cao_home):
+    """A real cao server in a thread over a real kernel: tmux backend on the private socket and the
+    q_cli provider."""
+    from cao_kernel.kernel import Kernel
+    from cao_kernel.plugins import LoadPolicy
+    from cao_server.testing import serve_in_thread
+
+    kernel = Kernel(policy=LoadPolicy(only=("tmux", "q_cli", "inbox_sqlite")), home=cao_home,
+                    settings=dict(private_tmux.settings))
+    with serve_in_thread(kernel) as running:
+        running.kernel = kernel  # type: ignore[attr-defined]
+        yield running
+
+
+def cao(server, *args: str) -> subprocess.CompletedProcess[str]:
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") and k not in ("TMUX", "TMUX_PANE")}
+    env.update({"CAO_API_HOST": host.strip("[]"), "CAO_API_PORT": port, "CAO_LOAD_PLUGINS": "server"})
+    return subprocess.run([CAO, *args], env=env, capture_output=True, text=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+def assert_names_the_missing_cli(done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout == ""
+    message = done.stderr
+    assert message.startswith("Error: provider 'q_cli' cannot launch profile 'developer': "), message
+    assert "Amazon Q Developer CLI ('q') is not on PATH, so cao-provider-q-cli cannot start it." in message
+    assert "command-line-installing.html" in message and "not published on npm, PyPI or Debian" in message
+    assert "CAO_Q_CLI_BIN" in message
+
+
+def assert_nothing_left(server, private_tmux, home: Path) -> None:
+    sessions = private_tmux.run("list-sessions", "-F", "#{session_name}", check=False)
+    assert [s for s in sessions.stdout.split() if s.startswith("cao-")] == []
+    assert not (home / ".aws").exists()
+
+
+def test_launch_with_q_missing_names_the_program_to_install(server, private_tmux, no_q, tmp_path):
+    done = cao(server, "launch", "--agents", "developer", "--provider", "q_cli", "--headless",
+               "--auto-approve", "--working-directory", str(tmp_path), "--session-name", "noq")
+    assert_names_the_missing_cli(done)
+    assert_nothing_left(server, private_tmux, no_q)
