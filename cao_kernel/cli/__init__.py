@@ -20,6 +20,8 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {
     "install": ("cao_kernel.cli.profile_cmd", "install", "Install an agent profile (name, .md file or https URL)."),
     "profile": ("cao_kernel.cli.profile_cmd", "profile", "List, show and validate agent profiles."),
     "skills": ("cao_kernel.cli.skills_cmd", "skills", "List, show and install cao's agent skills for an agent CLI."),
+    "doctor": ("cao_kernel.cli.doctor", "doctor", "Check each provider's CLI, its version and its model API."),
+    "provider": ("cao_kernel.cli.provider", "provider", "Create a provider package for another agent CLI."),
 }
 
 
@@ -143,14 +145,6 @@ def main(argv: list[str] | None = None) -> None:
 def server_main() -> None:
     """The ``cao-server`` script: ``cao server`` (the command comes from the cao-server plugin)."""
     cli.main(args=["server", *sys.argv[1:]], prog_name="cao-server")
-
-
-def mcp_server_main() -> None:
-    """The ``cao-mcp-server`` script: ``cao mcp-server`` (the command comes from the cao-mcp plugin)."""
-    # stdout carries the MCP protocol: anything a plugin prints while loading goes to stderr instead.
-    # The mcp-server command restores the real stdout before it serves.
-    sys.stdout = sys.stderr
-    cli.main(args=["mcp-server", *sys.argv[1:]], prog_name="cao-mcp-server")
 
 
 if __name__ == "__main__":  # pragma: no cover

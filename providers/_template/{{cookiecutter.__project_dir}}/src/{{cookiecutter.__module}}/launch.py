@@ -1,0 +1,94 @@
+"""The command line that starts {{ cookiecutter.display_name }} for one terminal, built from the agent profile.
+
+What the stand-in program (``tests/programs/example_cli.py``) takes, and where each part comes from:
+
+- ``--model <model>``: the model of the request, else of the profile;
+- ``--system-prompt-file <runtime>/system-prompt.md``: the profile's body;
+- ``--mcp-config <runtime>/mcp.json``: the profile's MCP servers, as the kernel hands them over (each
+  entry's ``env`` already carries ``CAO_TERMINAL_ID`` and the server's address: some CLIs start MCP
+  servers with a scrubbed environment).
+
+Files go into ``LaunchPlan.files`` (relative to the terminal's private runtime folder): the kernel
+writes them before it starts the program, so ``launch`` itself writes nothing.
+
+TODO: map these to the real CLI's flags (or config files, or environment variables), then add what
+else it supports: ``ctx.yolo`` (skip permission prompts: an orchestrated agent has nobody to answer
+them), ``ctx.allowed_tools`` (cao's tool vocabulary: ``execute_bash``, ``fs_read``, ``fs_write``,
+``fs_list``, ``web_fetch``, ``@<mcp server>``, ``*``), a private config folder per terminal so that
+the user's own settings are never written. Refuse a profile value the CLI cannot take with a
+``ValueError`` naming the profile key; the kernel reports it to whoever created the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cao_hookspecs import LaunchContext, LaunchPlan
+
+__all__ = ["BINARY", "BINARY_ENV", "INSTALL_HINT", "launch", "model_endpoint", "resolve_binary"]
+
+BINARY = "{{ cookiecutter.binary }}"
+#: Environment variable naming a program to run instead of ``{{ cookiecutter.binary }}`` on PATH.
+BINARY_ENV = "{{ cookiecutter.__binary_env }}"
+# TODO: the real install command (e.g. "npm install -g <package>").
+INSTALL_HINT = "install {{ cookiecutter.display_name }} so that '{{ cookiecutter.binary }}' is on PATH"
+SYSTEM_PROMPT_FILE = "system-prompt.md"
+MCP_CONFIG_FILE = "mcp.json"
+# TODO: the variable the real CLI reads its model API address from (the stand-in reads this one).
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+
+
+def resolve_binary(env: Mapping[str, str]) -> str:
+    """The program to run: ``{{ cookiecutter.__binary_env }}`` when set, else ``{{ cookiecutter.binary }}`` on PATH."""
+    chosen = env.get(BINARY_ENV)
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise ValueError(f"{BINARY_ENV}={chosen!r} is not an executable file")
+        return str(path)
+    found = shutil.which(BINARY, path=env.get("PATH"))
+    if found is None:
+        raise ValueError(f"'{BINARY}' is not on PATH: {INSTALL_HINT}")
+    return found
+
+
+def _plain(value: Any) -> Any:
+    # Records hold read-only mappings and tuples; JSON wants dicts and lists.
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def launch(ctx: LaunchContext) -> LaunchPlan:
+    """The launch plan of one {{ cookiecutter.display_name }} terminal."""
+    env = {**os.environ, **dict(ctx.env)}
+    runtime = Path(ctx.runtime_dir)
+    argv = [resolve_binary(env)]
+    files: dict[str, str] = {}
+    if ctx.model:
+        argv += ["--model", ctx.model]
+    profile = ctx.profile
+    if profile is not None and profile.system_prompt.strip():
+        files[SYSTEM_PROMPT_FILE] = profile.system_prompt.strip() + "\n"
+        argv += ["--system-prompt-file", str(runtime / SYSTEM_PROMPT_FILE)]
+    if ctx.mcp_servers:
+        files[MCP_CONFIG_FILE] = json.dumps({"mcpServers": _plain(ctx.mcp_servers)}, indent=2)
+        argv += ["--mcp-config", str(runtime / MCP_CONFIG_FILE)]
+    return LaunchPlan(argv=argv, env={}, files=files)
+
+
+def model_endpoint(env: Mapping[str, str]) -> str | None:
+    """The model API the CLI will call when run with ``env``, or None when it cannot be told.
+
+    Reads variables (and, for a real CLI, its config files) only; never the network, never raises.
+    TODO: the real CLI's default address when no variable overrides it.
+    """
+    url = env.get(BASE_URL_ENV, "").strip()
+    return url or None

@@ -1,0 +1,39 @@
+"""The ``{{ cookiecutter.provider_name }}`` provider record: how cao launches {{ cookiecutter.display_name }} and reads its screen."""
+
+from __future__ import annotations
+
+from cao_hookspecs import ProviderCapabilities, ProviderSpec
+
+from .dialogs import STARTUP_DIALOGS
+from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch, model_endpoint
+from .screen import detect_status, extract_last_message
+
+__all__ = ["NAME", "TESTED_VERSIONS", "provider"]
+
+NAME = "{{ cookiecutter.provider_name }}"
+#: CLI versions whose screens are recorded under tests/screens/<version>/ (the conformance kit checks
+#: that the two agree). TODO: the real CLI's versions; 0.1.0 is the stand-in program's.
+TESTED_VERSIONS = ("0.1.0",)
+
+
+def provider() -> ProviderSpec:
+    """The provider record registered by this distribution's plugin."""
+    return ProviderSpec(
+        name=NAME,
+        binary=BINARY,
+        binary_env=BINARY_ENV,
+        launch=launch,
+        detect_status=detect_status,
+        extract_last_message=extract_last_message,
+        # TODO: the command that makes the CLI quit.
+        exit_command="/exit",
+        description="{{ cookiecutter.display_name }}",
+        # TODO: how the CLI takes a pasted message. One Enter right after the paste submits it here;
+        # some CLIs need a second Enter or a short delay, some queue messages typed while busy.
+        capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0),
+        startup_dialogs=STARTUP_DIALOGS,
+        install_hint=INSTALL_HINT,
+        version_args=("--version",),
+        tested_versions=TESTED_VERSIONS,
+        model_endpoint=model_endpoint,
+    )

@@ -1,0 +1,150 @@
+"""Reading {{ cookiecutter.display_name }}'s screen: status with evidence, and the last answer.
+
+TODO: this detector reads the screens of the stand-in program ``tests/programs/example_cli.py``.
+Record the real CLI (``scripts/record_screens.py``), look at its screens, and rewrite the patterns
+below for what it draws. The layout the stand-in draws, bottom rows last::
+
+    > what the user sent              <- a sent message: the prompt with text after it
+    · Working… (ctrl+c to interrupt)  <- busy row while the model works (erased when it answers)
+    ⚙ run_command: ls                 <- a tool call, then the question before it runs:
+    Allow run_command? [y/n]          <- waiting for the user
+    ● The answer, continued on lines  <- the answer
+      indented by two spaces.
+    ✗ Error: 529 overloaded_error: …  <- the turn failed
+                                      <- blank row
+    >                                 <- the empty prompt: the CLI waits for input
+
+Everything here works on the rendered text ``tmux capture-pane`` gives (no colours), never raises,
+and names the rule that decided in the report's evidence (it shows in ``cao`` and in bug reports).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cao_hookspecs import StatusReport, TerminalStatus
+
+__all__ = ["detect_status", "extract_last_message"]
+
+# TODO: the rows the real CLI draws. Keep every pattern anchored to what makes the row unmistakable.
+_PROMPT = re.compile(r"^>(?: (?P<typed>.*))?$")
+_USER = re.compile(r"^> (?P<text>\S.*)$")
+_BUSY = re.compile(r"Working… \(ctrl\+c to interrupt\)\s*$")
+_ANSWER = re.compile(r"^● (?P<text>.*)$")
+_TOOL_RESULT = re.compile(r"^\s+⎿ ")
+_QUESTION = re.compile(r"^\S.*\? \[y/n\]$")
+_TURN_ERROR = re.compile(r"^✗ Error: (?P<text>.+)$")
+
+# Start-up dialogs in the words they use (the kernel answers them: see dialogs.py).
+DIALOGS = (("trust folder", re.compile(r"^Trust this folder\? \[y/n\]$")),)
+# Screens left by a CLI that refused to start or stopped: reported as errors with their name.
+FATAL = (
+    ("folder not trusted", re.compile(r"^Not trusted; exiting\.$", re.MULTILINE)),
+    ("bad command-line option", re.compile(r"^example-cli: error: ", re.MULTILINE)),
+)
+
+
+def _rows(text: str) -> list[str]:
+    rows = [row.rstrip() for row in text.splitlines()]
+    while rows and not rows[-1]:
+        rows.pop()
+    return rows
+
+
+def _last_user_message(rows: list[str]) -> int | None:
+    for index in range(len(rows) - 1, -1, -1):
+        if _USER.match(rows[index]):
+            return index
+    return None
+
+
+def _report(status: TerminalStatus, evidence: str) -> StatusReport:
+    return StatusReport(status=status, evidence=evidence[:200])
+
+
+def detect_status(screen: str) -> StatusReport:
+    """{{ cookiecutter.display_name }}'s status from its rendered screen. Never raises."""
+    try:
+        return _detect(screen)
+    except Exception as exc:  # noqa: BLE001 - a detector must never raise
+        return _report(TerminalStatus.UNKNOWN, f"screen not understood: {exc!r}")
+
+
+def _detect(text: str) -> StatusReport:
+    rows = _rows(text)
+    if not rows:
+        return _report(TerminalStatus.UNKNOWN, "blank screen")
+    # The busy row is erased when the answer comes, so wherever it shows, a turn is running.
+    busy = next((row for row in rows if _BUSY.search(row)), None)
+    if busy is not None:
+        return _report(TerminalStatus.PROCESSING, f"busy row: {busy.strip()}")
+    bottom = rows[-1]
+    for name, pattern in DIALOGS:
+        if pattern.match(bottom):
+            return _report(TerminalStatus.WAITING_USER_ANSWER, f"start-up dialog: {name}")
+    if _QUESTION.match(bottom):
+        return _report(TerminalStatus.WAITING_USER_ANSWER, f"question waiting for y/n: {bottom.strip()}")
+    prompt = _PROMPT.match(bottom)
+    if prompt is None:
+        tail = "\n".join(rows[-10:])
+        for name, pattern in FATAL:
+            if pattern.search(tail):
+                return _report(TerminalStatus.ERROR, f"the CLI stopped: {name}")
+        return _report(TerminalStatus.UNKNOWN, "no prompt at the bottom of the screen")
+    typed = (prompt.group("typed") or "").strip()
+    if typed:
+        # Typed or pasted and not answered yet: whatever is above belongs to the previous turn.
+        return _report(TerminalStatus.PROCESSING, f"input not answered yet: {typed[:60]}")
+    user = _last_user_message(rows[:-1])
+    turn = rows[user + 1:-1] if user is not None else rows[:-1]
+    # Readings of two turns must differ even when their answers look alike.
+    about = f" after {rows[user][2:].strip()[:40]!r}" if user is not None else ""
+    for row in reversed(turn):
+        error = _TURN_ERROR.match(row)
+        if error:
+            return _report(TerminalStatus.ERROR, f"turn{about} ended in an error: {error.group('text')}")
+    if any(_ANSWER.match(row) for row in turn):
+        return _report(TerminalStatus.COMPLETED, f"answer{about} above an empty prompt")
+    if user is None:
+        return _report(TerminalStatus.IDLE, "empty prompt, no message sent yet")
+    return _report(TerminalStatus.IDLE, f"turn{about} ended without an answer")
+
+
+def _answer_blocks(rows: list[str]) -> list[list[str]]:
+    """The ``● `` blocks in ``rows``, each as its lines with the two-space indent removed."""
+    blocks: list[list[str]] = []
+    index = 0
+    while index < len(rows):
+        match = _ANSWER.match(rows[index])
+        if not match:
+            index += 1
+            continue
+        body = [match.group("text")]
+        index += 1
+        while index < len(rows) and (not rows[index] or rows[index].startswith("  ")) \
+                and not _TOOL_RESULT.match(rows[index]):
+            body.append(rows[index][2:])
+            index += 1
+        while body and not body[-1].strip():
+            body.pop()
+        blocks.append(body)
+    return blocks
+
+
+def extract_last_message(text: str) -> str:
+    """The text of the last answer to the user's last message.
+
+    ``text`` is a screen, optionally with scrollback above it. Raises ``ValueError`` when the turn
+    has not finished (no empty prompt at the bottom, or a busy row shows) or ended without an answer.
+    """
+    rows = _rows(text)
+    if not rows or rows[-1] != ">":
+        raise ValueError("the prompt is not back: the turn has not finished")
+    if any(_BUSY.search(row) for row in rows):
+        raise ValueError("a turn is still running")
+    user = _last_user_message(rows[:-1])
+    turn = rows[user + 1:-1] if user is not None else rows[:-1]
+    blocks = _answer_blocks(turn)
+    if not blocks:
+        raise ValueError("no answer ('● ' block) after the last message")
+    return "\n".join(blocks[-1]).strip()

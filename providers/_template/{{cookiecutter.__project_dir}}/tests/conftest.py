@@ -1,0 +1,83 @@
+"""Fixtures for the {{ cookiecutter.display_name }} provider's tests.
+
+The live tests run the CLI the way cao runs it: a kernel with this provider and the tmux backend, on
+a private tmux server, in a throw-away HOME, against a scripted model server on 127.0.0.1
+(``cao_kernel.testing.models``). The ``cao_home`` and ``tmux_socket`` fixtures come from cao's pytest
+plugin (``-p cao_kernel.testing`` in pyproject.toml).
+
+TODO (real CLI): ``cli_bin`` puts the stand-in program ``tests/programs/example_cli.py`` on PATH as
+``{{ cookiecutter.binary }}``. Install the real CLI there instead (``cao_kernel.testing.models.cli.install_npm_cli``
+installs an npm package once per machine and fails loudly when it cannot), serve the model API it
+speaks, and mark the live tests ``live_cli``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cao_hookspecs import AgentProfile
+from {{ cookiecutter.__module }}.launch import BINARY
+from {{ cookiecutter.__module }}.provider import NAME
+
+EXAMPLE_CLI = Path(__file__).parent / "programs" / "example_cli.py"
+
+
+@pytest.fixture(scope="session")
+def cli_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the CLI as ``{{ cookiecutter.binary }}``: the stand-in program, run by this Python."""
+    folder = tmp_path_factory.mktemp("cli-bin")
+    launcher = folder / BINARY
+    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE_CLI))} \"$@\""
+    launcher.write_text(f"#!/bin/sh\n{command}\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    return folder
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> str:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return str(folder)
+
+
+class Live:
+    """One live test's world: the scripted model server and kernels that run the CLI on the test's
+    private tmux server."""
+
+    def __init__(self, server: Any, tmux_socket: str, cao_home: Path) -> None:
+        self.server = server
+        self.script = server.script
+        self.tmux_socket = tmux_socket
+        self.cao_home = cao_home
+
+    def profile(self, name: str = "coder", **fields: Any) -> AgentProfile:
+        return AgentProfile(name=name, provider=NAME, **fields)
+
+    def kernel(self, **settings: str) -> Any:
+        from cao_kernel.kernel import Kernel
+        from cao_kernel.plugins import LoadPolicy
+
+        return Kernel(policy=LoadPolicy(only=("tmux", NAME)), home=self.cao_home,
+                      settings={"CAO_TMUX_SOCKET": self.tmux_socket, **settings})
+
+
+@pytest.fixture
+def live(cli_bin: Path, tmux_socket: str, cao_home: Path, tmp_path: Path,
+         monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
+    """The scripted server (``live.script`` takes turns) and a sandbox where ``{{ cookiecutter.binary }}`` is the CLI;
+    the user's own configuration and keys are out of reach."""
+    from cao_kernel.testing.models import Script
+    from cao_kernel.testing.models.anthropic import AnthropicServer
+    from cao_kernel.testing.models.cli import make_sandbox
+
+    with AnthropicServer(Script()) as server:
+        sandbox = make_sandbox(tmp_path / "sandbox", env=server.client_env(), path=[cli_bin])
+        sandbox.apply(monkeypatch)
+        yield Live(server, tmux_socket, cao_home)
+    server.assert_healthy()
