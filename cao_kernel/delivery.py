@@ -168,6 +168,7 @@ class DeliveryEngine:
             for message in batch:
                 await self._fail(message, reason)
             return
+        live.tracker.input_sent()  # the settle window counts from the last Enter, not from before the paste
         for message in batch:
             delivered = await io(self.store.mark_delivered, message.id)
             self.kernel.hooks.after("cao_after_message_delivered", message=delivered,

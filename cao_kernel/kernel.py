@@ -100,6 +100,7 @@ class Kernel(Orchestration, TerminalOps):
         self._store: Any = None
         self._delivery: DeliveryEngine | None = None
         self._assign_pending: dict[int, Any] = {}
+        self._signals: Any = None
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -127,6 +128,10 @@ class Kernel(Orchestration, TerminalOps):
 
             self._delivery = DeliveryEngine(self, self._store)
             self._started = True
+            from .signal_channel import open_channel
+
+            # Before re-adopting: the terminals' hooks name this channel's socket.
+            self._signals = open_channel(self)
             await self._adopt_all()
             await self._delivery.recover()
             self.hooks.startup(self)
@@ -157,6 +162,9 @@ class Kernel(Orchestration, TerminalOps):
         self.hooks.shutdown(self)
         if self._delivery is not None:
             await self._delivery.aclose()
+        signals, self._signals = self._signals, None
+        if signals is not None:
+            signals.close()
         for live in self._live.values():
             live.tracker._clear_latch()
         refreshing = [live.refresh_task for live in self._live.values() if live.refresh_task is not None]

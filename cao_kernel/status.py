@@ -1,12 +1,34 @@
 """Per-terminal status: the latest reading, its evidence, and waiters that need no polling.
 
-Readings arrive when the terminal's screen changes (the backend pushes output events). Waiters await
-an ``asyncio.Event`` that is replaced on every change, so an idle terminal costs nothing.
+Readings arrive when the terminal's screen changes (the backend pushes output events), and from the
+agent CLI itself when its provider maps native signals (hooks, notify programs: ``signal_channel``).
+Waiters await an ``asyncio.Event`` that is replaced on every change, so an idle terminal costs nothing.
 
-After input is sent the tracker reports ``processing`` at once and refuses to go back to a ready
-status on the screen that was showing when the input went out, or on a redraw of it that the detector
-reads with the same evidence: otherwise a caller waiting for ``completed`` right after sending would see
-the previous turn's answer. After a settle window with no sign of a new turn it trusts the screen again.
+Input. ``note_input`` (just before the text goes out) reports ``processing`` at once and refuses to go
+back to a ready status on the screen that was showing then, or on a redraw of it that the detector reads
+with the same evidence: otherwise a caller waiting for ``completed`` right after sending would see the
+previous turn's answer. ``input_sent`` (once the last Enter is pressed) starts a settle window; when it
+passes with no sign of a new turn the screen is trusted again. The window starts after the send because
+a paste plus a provider's submit delay can take longer than the window itself.
+
+Native signals come before the screen. The rules, in order:
+
+1. A native report (``native``) is taken at once, its evidence ``native: <event>``, and *held*. The
+   screen's reading at that moment is its baseline. A native ``unknown`` is ignored.
+2. While a native status is held, a screen reading
+   - of ``unknown`` (the detector cannot tell) changes nothing;
+   - of the held status releases the hold: the screen has caught up and drives again;
+   - of ``error`` or ``waiting_user_answer`` wins: the screen shows what hooks do not reliably report
+     (a crash, a start-up dialog, a permission prompt or menu);
+   - of the baseline status is a remnant of what was drawn before the signal (a spinner still on screen
+     after the turn ended) and changes nothing;
+   - of any other status is a newer screen event and wins.
+3. Input (``note_input``) releases the hold; the input latch above takes over.
+4. A newer native report replaces the hold. Once a terminal has reported a turn's start natively
+   (a native ``processing``), a native ready report that arrives after input and before the next native
+   ``processing`` belongs to a turn that started before the input, and is ignored (the screen still
+   reports that input's turn).
+5. ``fail`` (the agent exited, the terminal was lost) is final, whatever was held.
 """
 
 from __future__ import annotations
@@ -21,6 +43,9 @@ from .errors import AgentFailed, NotFound, Timeout
 
 StatusListener = Callable[[StatusReport, StatusReport], None]
 
+#: Screen statuses that end a held native status whatever its baseline (rule 2).
+SCREEN_ONLY = frozenset({TerminalStatus.ERROR, TerminalStatus.WAITING_USER_ANSWER})
+
 
 class StatusTracker:
     """Status of one terminal. Lives on the kernel's event loop; not thread-safe by design."""
@@ -29,30 +54,46 @@ class StatusTracker:
         self, terminal_id: str, on_change: StatusListener | None = None, *, input_settle: float = 2.0
     ) -> None:
         self.terminal_id = terminal_id
-        # How long a ready reading on the unchanged pre-input screen is distrusted. After that the agent
-        # either ignored the input or answered without changing the screen; trust the screen again.
+        # How long a ready reading on the unchanged pre-input screen is distrusted after the input went
+        # out. After that the agent either ignored the input or answered without changing the screen.
         self.input_settle = input_settle
         self._settle_timer: asyncio.TimerHandle | None = None
         self.report = StatusReport(status=TerminalStatus.UNKNOWN, evidence="not read yet", since=time.time())
         self.screen = ""
         self._changed = asyncio.Event()
+        self._observed = asyncio.Event()
         self._on_change = on_change
         self._screen_at_input: str | None = None
         self._last_reading: StatusReport | None = None
         self._evidence_at_input: str | None = None
         self._final = False
         self._closed = False
+        # Native signals (see the module docstring for the rules).
+        self._native: StatusReport | None = None
+        self._native_baseline: TerminalStatus | None = None
+        self._native_turns = False
+        self._awaiting_native_start = False
+        self._before_input: tuple[StatusReport | None, TerminalStatus | None, bool] | None = None
 
     @property
     def status(self) -> TerminalStatus:
         return self.report.status
 
+    @property
+    def native_held(self) -> StatusReport | None:
+        """The native report currently held over the screen, if any."""
+        return self._native
+
     def observe(self, screen: str, report: StatusReport | None) -> None:
         """A new reading of the screen (``report`` None: no detector had an answer)."""
         self.screen = screen
+        observed, self._observed = self._observed, asyncio.Event()
+        observed.set()
         if self._final or report is None:
             return
         self._last_reading = report
+        if self._native is not None and not self._screen_overrides_native(report):
+            return
         if self._screen_at_input is not None:
             if report.status.ready and (
                 screen == self._screen_at_input or report.evidence == self._evidence_at_input
@@ -63,8 +104,39 @@ class StatusTracker:
             self._clear_latch()
         self._set(report)
 
+    def _screen_overrides_native(self, reading: StatusReport) -> bool:
+        """Rule 2: whether a screen reading replaces the held native status (releasing it if so)."""
+        held = self._native
+        assert held is not None
+        status = reading.status
+        if status == TerminalStatus.UNKNOWN:
+            return False
+        if status == held.status:
+            self._native = None  # the screen caught up; the native evidence stays until the status moves
+            return False
+        if status in SCREEN_ONLY or status != self._native_baseline:
+            self._native = None
+            return True
+        return False
+
+    def native(self, report: StatusReport) -> None:
+        """A status the agent CLI reported itself (already mapped by its provider; evidence set)."""
+        if self._final or report.status == TerminalStatus.UNKNOWN:
+            return
+        if report.status == TerminalStatus.PROCESSING:
+            self._native_turns = True
+            self._awaiting_native_start = False
+        elif report.status.ready and self._awaiting_native_start:
+            return  # rule 4: the end of a turn that began before the latest input
+        self._clear_latch()
+        self._native = report
+        last = self._last_reading
+        self._native_baseline = last.status if last is not None else None
+        self._set(report)
+
     def _clear_latch(self) -> None:
         self._screen_at_input = None
+        self._before_input = None
         if self._settle_timer is not None:
             self._settle_timer.cancel()
             self._settle_timer = None
@@ -77,26 +149,43 @@ class StatusTracker:
         # changing what the detector reads. Trust the latest reading again.
         reading = self._last_reading
         self._screen_at_input = None
+        self._before_input = None
         if reading is not None and reading.status.ready:
             self._set(reading)
 
     def note_input(self) -> None:
-        """Input was just sent: the agent is busy until a new screen says otherwise."""
+        """Input is about to be sent: the agent is busy until a new screen or native signal says otherwise."""
         if self._final:
             return
         self._clear_latch()
+        self._before_input = (self._native, self._native_baseline, self._awaiting_native_start)
+        self._native = None
+        self._awaiting_native_start = self._native_turns
         self._screen_at_input = self.screen
         last = self._last_reading
         self._evidence_at_input = last.evidence if last is not None and last.status.ready else None
-        self._settle_timer = asyncio.get_running_loop().call_later(self.input_settle, self._settled)
         self._set(StatusReport(status=TerminalStatus.PROCESSING, evidence="input sent"))
 
+    def input_sent(self) -> None:
+        """The input has gone out, last Enter included: start the settle window."""
+        if self._final or self._screen_at_input is None:
+            return  # a new turn has already shown itself
+        if self._settle_timer is not None:
+            self._settle_timer.cancel()
+        self._before_input = None
+        self._settle_timer = asyncio.get_running_loop().call_later(self.input_settle, self._settled)
+
     def abort_input(self) -> None:
-        """The input could not be sent after all: go back to what the screen last said."""
+        """The input could not be sent after all: go back to what was known before it."""
         if self._screen_at_input is None or self._final:
             return
+        before = self._before_input
         self._clear_latch()
-        if self._last_reading is not None:
+        if before is not None:
+            self._native, self._native_baseline, self._awaiting_native_start = before
+        if self._native is not None:
+            self._set(self._native)
+        elif self._last_reading is not None:
             self._set(self._last_reading)
 
     def close(self) -> None:
@@ -109,6 +198,7 @@ class StatusTracker:
     def fail(self, evidence: str) -> None:
         """The agent exited or its terminal was lost: error, for good."""
         self._clear_latch()
+        self._native = None
         self._set(StatusReport(status=TerminalStatus.ERROR, evidence=evidence))
         self._final = True
 
@@ -129,6 +219,25 @@ class StatusTracker:
         changed.set()
         if self._on_change is not None:
             self._on_change(old, self.report)
+
+    async def screen_caught_up(self, timeout: float) -> bool:
+        """Wait until the screen shows what a held native ready status says, for at most ``timeout``.
+
+        A CLI can report a turn's end a few milliseconds before it has drawn the end of the answer
+        (Codex draws its turn summary after running ``notify``); an answer read then would be missing.
+        True at once when nothing native is held; False when the screen did not catch up in time (a
+        remnant the detector keeps misreading: the answer is as drawn as it will get).
+        """
+        deadline = time.monotonic() + timeout
+        while self._native is not None and self._native.status.ready and not self._closed:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._observed.wait(), remaining)
+            except TimeoutError:
+                return False
+        return True
 
     async def wait_for(
         self,

@@ -54,6 +54,8 @@ HISTORY_STEPS = (200, 1000, 5000, -1)
 DIALOG_SETTLE = 0.5
 DIALOG_RETRY = 2.0
 DIALOG_ATTEMPTS = 2
+# The longest an answer read waits for the screen to show a turn end the CLI already reported.
+NATIVE_DRAW_WAIT = 1.0
 META_PREFIX = "cao_"
 
 
@@ -298,6 +300,10 @@ class TerminalOps:
             backend=self.backend.name,
         )
         runtime_dir = self.home.runtime / "terminals" / terminal_id
+        from .signal_channel import launch_env
+
+        # The native signal command and socket, for providers that write them into the CLI's hooks.
+        extra_env = {**extra_env, **launch_env(self, provider, terminal_id)}
         ctx = LaunchContext(
             terminal=record, profile=profile, working_directory=workdir, runtime_dir=str(runtime_dir),
             mcp_servers=self._mcp_servers(profile, terminal_id), model=model,
@@ -430,6 +436,8 @@ class TerminalOps:
             raise InvalidInput(f"invalid output mode {mode!r}: use 'full' or 'last'")
         if live.provider is None:
             raise Conflict(f"terminal {terminal_id} has no known provider to extract its answer")
+        # A turn's end reported natively can precede the last of its drawing by a few milliseconds.
+        await live.tracker.screen_caught_up(NATIVE_DRAW_WAIT)
         text = ""
         for lines in HISTORY_STEPS:
             text = await self._io(self.backend.capture, terminal_id, history=lines)
@@ -488,6 +496,8 @@ class TerminalOps:
         except BaseException:
             live.tracker.abort_input()
             raise
+        # The settle window counts from here: the paste and a provider's submit delay are behind us.
+        live.tracker.input_sent()
 
     async def send_keys(self, terminal_id: str, key: str) -> None:
         await self.start()

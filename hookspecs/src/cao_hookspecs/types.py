@@ -299,6 +299,18 @@ class ProviderSpec:
       the base URL of the model API it will call (``https://api.anthropic.com``, a gateway named by
       ``ANTHROPIC_BASE_URL``...), or None when the provider cannot tell. It reads files and variables
       only, never the network, and never raises. ``cao doctor`` checks that the URL answers.
+    - ``native_signal(event, payload) -> StatusReport | None``, optional: maps a signal the CLI sent
+      itself (a hook, a notify program) to a status. When it is set, the kernel's launch context
+      carries ``CAO_SIGNAL_COMMAND`` in its ``env``: a JSON list, the program and arguments to run with
+      the event name appended (and, for CLIs that pass one so, the JSON payload after it); with
+      ``--stdin`` before the event the payload is read from standard input. The provider writes that
+      command into the CLI's hook configuration in the runtime folder (never the user's own files).
+      ``event`` is the name the hook passed; ``payload`` the CLI's JSON object cut down to its
+      top-level scalars (strings shortened). Return None for events that say nothing about the status;
+      never raise. The kernel sets the evidence to ``native: <event>`` (with the returned evidence in
+      parentheses) and prefers the status over the screen until input is sent or the screen shows
+      something newer (see ``cao_kernel.status``). The kernel reads screens as usual, so a CLI whose
+      hooks are off still works.
     """
 
     name: str
@@ -316,6 +328,7 @@ class ProviderSpec:
     agent_dirs: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
     binary_env: str | None = None
     model_endpoint: Callable[[Mapping[str, str]], str | None] | None = None
+    native_signal: Callable[[str, Mapping[str, Any]], StatusReport | None] | None = None
 
 
 @attrs.frozen(kw_only=True)

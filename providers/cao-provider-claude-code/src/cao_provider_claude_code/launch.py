@@ -9,7 +9,9 @@
 - the profile body as ``--append-system-prompt-file``, the MCP servers (with cao's terminal id and
   server address in each entry's env) as ``--mcp-config <file> --strict-mcp-config``;
 - allowed tools in cao's vocabulary turned into ``--allowedTools`` / ``--disallowedTools``;
-- a private ``CLAUDE_CONFIG_DIR`` (see ``config.py``).
+- a private ``CLAUDE_CONFIG_DIR`` (see ``config.py``);
+- when the kernel offers native signals, hooks that report the turn's progress, in a settings file of
+  the runtime folder passed with ``--settings`` (see ``signals.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from cao_hookspecs import LaunchContext, LaunchPlan
 
 from .config import CONFIG_DIR, global_config, link_user_files, user_settings
+from .signals import SETTINGS_FILE, hook_settings, signal_command
 
 __all__ = ["BINARY", "BINARY_ENV", "NATIVE_TOOLS", "launch", "resolve_binary", "tool_args"]
 
@@ -184,6 +187,10 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
         files[MCP_CONFIG_FILE] = _mcp_config(ctx.mcp_servers)
         argv += ["--mcp-config", str(runtime / MCP_CONFIG_FILE), "--strict-mcp-config"]
     argv += tool_args(ctx.allowed_tools, list(ctx.mcp_servers))
+    command = signal_command(ctx.env)
+    if command is not None:
+        files[SETTINGS_FILE] = json.dumps(hook_settings(command), indent=2)
+        argv += ["--settings", str(runtime / SETTINGS_FILE)]
 
     private = runtime / CONFIG_DIR
     config = global_config(ctx.working_directory, env, env.get("ANTHROPIC_API_KEY"))

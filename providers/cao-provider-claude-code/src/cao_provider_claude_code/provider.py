@@ -9,6 +9,7 @@ from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from .dialogs import STARTUP_DIALOGS
 from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
 from .screen import detect_status, extract_last_message
+from .signals import native_signal
 
 __all__ = ["NAME", "TESTED_VERSIONS", "claude_code_provider", "model_endpoint"]
 
@@ -42,12 +43,14 @@ def claude_code_provider() -> ProviderSpec:
         exit_command="/exit",
         description="Claude Code, Anthropic's agent CLI",
         # Claude Code takes a bracketed paste and an Enter in one go, and queues messages typed while
-        # it works.
-        capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0),
+        # it works. Its hooks report each turn's start and end (signals.py).
+        capabilities=ProviderCapabilities(accepts_input_while_busy=True, native_status=True, enter_count=1,
+                                          submit_delay=0.0),
         startup_dialogs=STARTUP_DIALOGS,
         install_hint=INSTALL_HINT,
         version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
         binary_env=BINARY_ENV,
         model_endpoint=model_endpoint,
+        native_signal=native_signal,
     )

@@ -4,8 +4,9 @@ Its ``config.toml`` is the user's own Codex config (read, never written), with t
 ``codexConfig`` merged over it and what cao needs on top: the profile's MCP servers (each carrying
 the environment cao-mcp-server needs, since Codex starts MCP servers with a scrubbed environment),
 trust for the working folder (no trust dialog), no update check, no shell snapshot (its child
-process fights the agent for the terminal under tmux), and the profile body as
-``developer_instructions``. Sessions and history Codex writes stay in the private home too.
+process fights the agent for the terminal under tmux), the profile body as
+``developer_instructions``, and, when the kernel offers native signals, its signal command as
+``notify`` (see ``signals.py``). Sessions and history Codex writes stay in the private home too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext
+
+from .signals import notify_command
 
 __all__ = [
     "AUTH_FILE",
@@ -154,6 +157,10 @@ def build_config(ctx: LaunchContext, user_config: Mapping[str, Any]) -> dict[str
     instructions = developer_instructions(ctx)
     if instructions:
         ours["developer_instructions"] = instructions
+    notify = notify_command(ctx.env)
+    if notify is not None:
+        # Codex runs one notify program: in cao's terminal it is the kernel's signal command.
+        ours["notify"] = notify
     merged = merge(config, ours)
     if servers:
         # A server of the profile replaces a same-named one of the user's config as a whole.

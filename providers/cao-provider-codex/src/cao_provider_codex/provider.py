@@ -11,6 +11,7 @@ from cao_hookspecs import LaunchContext, LaunchPlan, ProviderCapabilities, Provi
 
 from .codex_home import AUTH_FILE, HOME_DIR, build_config, read_toml, user_codex_home
 from .screen import detect_status, extract_last_message
+from .signals import native_signal
 
 __all__ = ["BINARY", "NAME", "TESTED_VERSIONS", "codex_provider", "launch", "model_endpoint"]
 
@@ -130,10 +131,13 @@ def codex_provider() -> ProviderSpec:
         extract_last_message=extract_last_message,
         exit_command="/exit",
         description="OpenAI Codex CLI (inline TUI, private CODEX_HOME per terminal)",
-        capabilities=ProviderCapabilities(handoff_banner=True, enter_count=1, submit_delay=0.0),
+        # Its notify program reports each turn's end (signals.py).
+        capabilities=ProviderCapabilities(handoff_banner=True, native_status=True, enter_count=1,
+                                          submit_delay=0.0),
         startup_dialogs=STARTUP_DIALOGS,
         install_hint=INSTALL_HINT,
         version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
+        native_signal=native_signal,
     )
