@@ -358,3 +358,112 @@ def test_a_server_without_an_mcp_endpoint_is_served_locally(own_server: Any, mcp
         assert handoff["result"]["structuredContent"]["output"] == "served locally"
     assert "mcp.server.mcpserver" in "".join(client.stderr)
     assert "cao_mcp.relay" in "".join(client.stderr)  # it looked for the endpoint first
+
+
+class _ListingServer:
+    """A stand-in for cao-server's ``/mcp`` that answers list requests (``prompts/list`` slowly) and logs,
+    in order, each answer it sends and each connection report it gets."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        events = self.events = []
+        lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.endswith("/mcp-connected"):
+                    with lock:
+                        events.append(("reported", self.path, self.headers.get("X-CAO-Terminal-Id")))
+                    self._json({"success": True})
+                    return
+                message = json.loads(body)
+                if message.get("method") == "prompts/list":
+                    time.sleep(0.3)
+                if "id" not in message:
+                    self.send_response(202)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                with lock:
+                    events.append(("answered", message["method"], self.headers.get("X-CAO-Relay")))
+                self._json({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+
+            def _json(self, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _listing_relay(server: _ListingServer) -> tuple[Any, list[Any]]:
+    from cao_mcp.relay import Relay, Target
+
+    written: list[Any] = []
+    lock = threading.Lock()
+
+    def write(data: bytes) -> None:
+        with lock:
+            written.append(json.loads(data))
+            server.events.append(("written", written[-1].get("id")))
+
+    return Relay(Target(server.url, "0123abcd"), write), written
+
+
+def test_the_relay_reports_its_agent_connected_after_handing_back_every_list() -> None:
+    """An agent CLI counts a server as connected once it has read the answers to the lists it asked for
+    together, so the gate must not open (and the task be typed) before the relay hands them back."""
+    server = _ListingServer()
+    try:
+        relay, _ = _listing_relay(server)
+        threads = [relay.handle_line(json.dumps({"jsonrpc": "2.0", "id": n, "method": method}).encode())
+                   for n, method in ((1, "tools/list"), (2, "prompts/list"), (3, "resources/list"))]
+        for thread in threads:
+            assert thread is not None
+            thread.join(10)
+        deadline = time.monotonic() + 5
+        while not any(e[0] == "reported" for e in server.events) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        events = list(server.events)
+        reports = [i for i, e in enumerate(events) if e[0] == "reported"]
+        assert len(reports) == 1, events
+        assert events[reports[0]][1:] == ("/terminals/0123abcd/mcp-connected", "0123abcd")
+        handed_back = [i for i, e in enumerate(events) if e[0] == "written"]
+        assert len(handed_back) == 3 and max(handed_back) < reports[0], events
+        # Every request tells the server the relay reports in itself.
+        assert all(e[2] == "1" for e in events if e[0] == "answered"), events
+        # Later list requests report nothing again.
+        again = relay.handle_line(b'{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}')
+        assert again is not None
+        again.join(10)
+        time.sleep(0.1)
+        assert sum(e[0] == "reported" for e in server.events) == 1
+    finally:
+        server.close()
+
+
+def test_no_report_before_the_tool_list() -> None:
+    server = _ListingServer()
+    try:
+        relay, written = _listing_relay(server)
+        thread = relay.handle_line(b'{"jsonrpc": "2.0", "id": 7, "method": "prompts/list"}')
+        assert thread is not None
+        thread.join(10)
+        time.sleep(0.1)
+        assert [e for e in server.events if e[0] == "reported"] == [] and written[0]["id"] == 7
+    finally:
+        server.close()

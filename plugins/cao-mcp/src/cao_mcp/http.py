@@ -8,8 +8,10 @@ cao-server guards the whole app (Host allow-list, Origin check, API token off lo
 own DNS-rebinding check is left off here rather than applied twice with different rules.
 
 A successful ``tools/list`` naming a terminal is that terminal's MCP client reporting in: the app tells the
-kernel (``mcp_connected``), which opens the terminal's readiness gate. This covers cao-mcp-server's relay
-and agent CLIs that speak streamable HTTP to ``/mcp`` directly alike.
+kernel (``mcp_connected``), which opens the terminal's readiness gate. cao-mcp-server's relay marks its
+requests with ``X-CAO-Relay`` and reports in itself, later: only once the agent has been handed the
+tool list (and the other lists it asked for at the same time), since an agent CLI counts a server as
+connected only after it has read those answers.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .tools import ID_HEADER, TERMINAL_ID_RE, Caller
+from .tools import ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE, Caller
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -131,7 +133,7 @@ class McpHttpApp:
             await send(message)
 
         await self._manager.handle_request(scope, receive, watch)
-        if status == 200 and _lists_tools(body):
+        if status == 200 and _lists_tools(body) and not _has_header(scope, RELAY_HEADER):
             await self._report_connected(terminal_id)
 
     async def _report_connected(self, terminal_id: str) -> None:
@@ -192,6 +194,11 @@ class McpHttpApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _has_header(scope: Scope, name: str) -> bool:
+    wanted = name.lower().encode("latin-1")
+    return any(key.lower() == wanted for key, _ in scope.get("headers") or ())
 
 
 def _terminal_header(scope: Scope) -> str | None:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from .tools import ID_HEADER, TERMINAL_ID_RE
+from .tools import ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -33,6 +33,8 @@ CONNECT_TIMEOUT = 10.0
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 SERVER_UNREACHABLE = -32000
+# What an agent CLI asks for when it connects; it counts the server as connected once all are answered.
+LIST_METHODS = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
 
 
 class Target:
@@ -61,7 +63,7 @@ class Target:
         return conn
 
     def headers(self) -> dict[str, str]:
-        headers = {ID_HEADER: self.terminal_id}
+        headers = {ID_HEADER: self.terminal_id, RELAY_HEADER: "1"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         return headers
@@ -219,6 +221,11 @@ class Relay:
         self._inflight: dict[Any, _Inflight] = {}
         self._session_id: str | None = None
         self._protocol_version: str | None = None
+        # List requests not answered yet; the agent is reported connected once none is left after it
+        # has been handed the tool list.
+        self._listing: set[Any] = set()
+        self._tools_listed = False
+        self._reported = False
 
     # -- input ------------------------------------------------------------------------------------
 
@@ -271,6 +278,8 @@ class Relay:
         with self._lock:
             for key in keys:
                 self._inflight[key] = entry
+                if requests[key].get("method") in LIST_METHODS:
+                    self._listing.add(key)
         answered: set[Any] = set()
         try:
             self._post(body, requests, entry, answered)
@@ -285,8 +294,32 @@ class Relay:
             with self._lock:
                 for key in keys:
                     self._inflight.pop(key, None)
+                    self._listing.discard(key)
             if entry.conn is not None:
                 entry.conn.close()
+            self._report_when_listed()
+
+    def _report_when_listed(self) -> None:
+        """Tell the server the agent is connected: it now holds cao's tool list and every list it asked
+        for with it. This opens the agent's readiness gate, so its task is typed only when the tools
+        exist for it."""
+        with self._lock:
+            if self._reported or not self._tools_listed or self._listing:
+                return
+            self._reported = True
+        try:
+            conn = self.target.connection(CONNECT_TIMEOUT)
+            try:
+                conn.request("POST", f"/terminals/{self.target.terminal_id}/mcp-connected",
+                             headers=self.target.headers())
+                response = conn.getresponse()
+                response.read()
+                if response.status >= 400:
+                    _log(f"cao-server refused the connection report: HTTP {response.status}")
+            finally:
+                conn.close()
+        except (OSError, http.client.HTTPException) as exc:
+            _log(f"could not report the connection to cao-server at {self.target.base_url}: {_reason(exc)}")
 
     def _post(self, body: bytes, requests: Mapping[Any, Mapping[str, Any]], entry: _Inflight,
               answered: set[Any]) -> None:
@@ -337,6 +370,9 @@ class Relay:
             if "method" not in part and key in requests:
                 answered.add(key)
                 request = requests[key]
+                if request.get("method") == "tools/list" and isinstance(part.get("result"), dict):
+                    # Set before the answer goes out: the report follows the hand-back, never precedes it.
+                    self._tools_listed = True
                 if request.get("method") == "initialize" and isinstance(part.get("result"), dict):
                     version = part["result"].get("protocolVersion")
                     if isinstance(version, str) and version.isprintable():

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 TERMINAL_ID_RE = re.compile(r"[a-f0-9]{8}")
 ID_VARIABLE = "CAO_TERMINAL_ID"
 ID_HEADER = "X-CAO-Terminal-Id"
+# Sent by cao-mcp-server's relay: it reports its agent connected itself, once the agent has its tool list.
+RELAY_HEADER = "X-CAO-Relay"
 MAX_TIMEOUT = 3600
 BUILTIN_NAMES = ("handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt")
 
