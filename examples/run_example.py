@@ -4,6 +4,7 @@
     python examples/run_example.py handoff
     python examples/run_example.py send_message
     python examples/run_example.py assign --provider claude_code   # the same profiles on a real CLI
+    python examples/run_example.py assign --provider claude_code --env ANTHROPIC_BASE_URL=URL  # its model API
 
 It starts ``cao server --port 0`` with a private home folder and a private tmux server, installs the
 example's profiles with ``cao install``, launches its supervisor with ``cao launch --headless --async``,
@@ -44,7 +45,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", help="working directory of the agents (default: a temporary folder)")
     p.add_argument("--yolo", action="store_true", help="let real agents use every tool without asking")
     p.add_argument("--timeline", metavar="FILE", help="write every status change and message as JSON")
+    p.add_argument("--env", metavar="NAME=VALUE", action="append", default=[], type=_env_pair,
+                   help="set a variable for the server and every agent it starts, e.g. the model API "
+                        "an agent CLI calls (repeat for more)")
     return p
+
+
+def _env_pair(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name or not name.replace("_", "").isalnum() or name[0].isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with NAME a variable name, got {text!r}")
+    return name, value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     options = Options(provider=args.provider, task=args.message, timeout=args.timeout, settle=args.settle,
                       home=args.home, tmux_socket=args.tmux_socket, workdir=args.workdir, yolo=args.yolo,
-                      timeline=args.timeline)
+                      timeline=args.timeline, env=dict(args.env))
     try:
         run_example(EXAMPLES[args.example], options)
     except ExampleFailed as exc:

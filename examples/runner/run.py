@@ -30,6 +30,8 @@ class Options:
     workdir: str | None = None
     yolo: bool = False
     timeline: str | None = None
+    #: Variables for the server, and so for every agent it starts (a model API's address, a key...).
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
     out: Any = None
 
     @property
@@ -60,7 +62,7 @@ def run_example(example: Example, options: Options) -> str:
     say = Printer(options.out)
     # Mock agents find the examples' behaviour modules (``examples.<name>.behaviours``) from the repository.
     server = PrivateServer(home=options.home, tmux_socket=options.tmux_socket,
-                           extra_env={"CAO_MOCK_BEHAVIOUR_PATH": str(REPO_ROOT)})
+                           extra_env={"CAO_MOCK_BEHAVIOUR_PATH": str(REPO_ROOT), **options.env})
     timeline: dict[str, Any] = {"example": example.name, "provider": options.provider, "t0": say.t0}
     try:
         server.start()

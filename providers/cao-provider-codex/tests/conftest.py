@@ -73,6 +73,14 @@ class LiveCodex:
         return Kernel(policy=LoadPolicy(only=plugins or ("tmux", "codex", "inbox_sqlite")),
                       home=self.cao_home, settings={"CAO_TMUX_SOCKET": self.tmux_socket, **settings})
 
+    def serve(self, kernel: Any) -> Any:
+        """``serve_in_thread(kernel)`` with the kernel's plugin routes mounted the way ``cao server`` mounts
+        them: the agents' cao-mcp-server relays to ``/mcp`` and reports in there. Without ``/mcp`` a profile
+        with cao's MCP server would wait at its readiness gate until it times out."""
+        from cao_server.testing import serve_in_thread
+
+        return serve_in_thread(kernel, extra_routes=list(kernel.routes.values()))
+
     def tmux(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-S", self.tmux_socket, *args], capture_output=True, text=True,
                               check=False)

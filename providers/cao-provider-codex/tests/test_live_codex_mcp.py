@@ -16,7 +16,6 @@ pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]
 
 async def test_send_message_from_codex_reaches_another_terminals_inbox(live_codex, workdir):
     from cao_server.client import HttpKernel
-    from cao_server.testing import serve_in_thread
 
     receiver: dict[str, str] = {}
 
@@ -33,7 +32,7 @@ async def test_send_message_from_codex_reaches_another_terminals_inbox(live_code
     kernel = live_codex.kernel("tmux", "codex", "mock_cli", "inbox_sqlite", "server", "mcp")
     kernel.add_profile(live_codex.profile(mcp_servers={"cao": {"command": "cao-mcp-server"}}))
     kernel.add_profile(AgentProfile(name="listener", provider="mock_cli"))
-    with serve_in_thread(kernel) as running:
+    with live_codex.serve(kernel) as running:
         api = HttpKernel(running.url, timeout=60)
         try:
             listener = await api.create_session("listener", working_directory=workdir)
