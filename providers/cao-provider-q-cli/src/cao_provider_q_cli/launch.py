@@ -2,32 +2,27 @@
 
 ::
 
-    /bin/sh -c <remove the agent file on exit> <agent file> \\
+    /bin/sh -c <remove the agent file on exit> ~/.aws/amazonq/cli-agents/cao-<profile>-<terminal id>.json \\
         <q> chat --trust-all-tools [--model M] --agent cao-<profile>-<terminal id>
 
-- ``--trust-all-tools``: an orchestrated agent has nobody to answer Q's ``[y/n/t]`` questions
-  (upstream CAO starts its Q-family agents the same way). What the agent may use is limited by the
-  agent file's ``tools`` instead, which cao fills from the terminal's allowed tools (``tools.py``).
-- ``--model``: the model the terminal was asked for (request, else profile).
-- ``--agent``: the agent file cao writes into the user's agent folder (``agent_file.py``).
-
-The small ``sh`` wrapper deletes that file when the CLI exits for any reason short of SIGKILL (its
-traps run after ``q`` has ended, so the CLI keeps the terminal and its own signal handling).
+The agent file, the allowed tools and the wrapper that removes the file when the CLI exits are shared
+with the Kiro CLI provider (``cao_agent_file_core``): Kiro CLI succeeded Q CLI and reads the same
+agent-file format. What is Q's own is here: the program (``q``, or ``CAO_Q_CLI_BIN``), its agent
+folder ``~/.aws/amazonq/cli-agents`` (Amazon Q Developer documentation, "Managing custom agents") and
+the agent-file key ``useLegacyMcpJson``. ``--trust-all-tools``: an orchestrated agent has nobody to
+answer Q's ``[y/n/t]`` questions; the agent file's ``tools`` is the limit.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 from collections.abc import Mapping
-from pathlib import Path
 
+from cao_agent_file_core import ChatCli
+from cao_agent_file_core.launch import CLEANUP_SCRIPT, chat_plan, environment
+from cao_agent_file_core.launch import resolve_binary as _resolve
 from cao_hookspecs import LaunchContext, LaunchPlan
 
-from .agent_file import agent_config, agent_folder, agent_name, dumps, write_atomically
-
-__all__ = ["BINARY", "BINARY_ENV", "CLEANUP_SCRIPT", "INSTALL_HINT", "RUNTIME_COPY", "launch", "resolve_binary"]
+__all__ = ["BINARY", "BINARY_ENV", "CLEANUP_SCRIPT", "CLI", "INSTALL_HINT", "RUNTIME_COPY", "launch", "resolve_binary"]
 
 BINARY = "q"
 #: Environment variable naming the ``q`` program to run instead of the one on PATH.
@@ -39,45 +34,18 @@ INSTALL_HINT = (
 )
 #: Name of the copy of the agent file in the terminal's runtime folder (for inspection only).
 RUNTIME_COPY = "q-agent.json"
-# $0 is the agent file, "$@" the CLI's argv. Traps with a command (not '') are reset in the child, so
-# q handles its own signals; HUP and TERM end the shell only after q has ended, through the EXIT trap.
-CLEANUP_SCRIPT = 'trap \'rm -f -- "$0"\' EXIT; trap "exit 129" HUP; trap "exit 143" TERM; trap : INT; "$@"'
-_SHELL = "/bin/sh"
-_MODEL = re.compile(r"^[A-Za-z0-9._:/][A-Za-z0-9._:/-]{0,127}\Z")
-
-
-def _environment(ctx: LaunchContext) -> dict[str, str]:
-    return {**os.environ, **dict(ctx.env)}
+CLI = ChatCli(short="Q", title="Amazon Q Developer CLI", distribution="cao-provider-q-cli", binary=BINARY,
+              binary_env=BINARY_ENV, install_hint=INSTALL_HINT, agent_dir=(".aws", "amazonq", "cli-agents"),
+              legacy_mcp_json_key="useLegacyMcpJson", runtime_copy=RUNTIME_COPY)
 
 
 def resolve_binary(env: Mapping[str, str]) -> str:
     """The ``q`` program: ``CAO_Q_CLI_BIN`` when set, else ``q`` on PATH; a clear error otherwise."""
-    chosen = env.get(BINARY_ENV)
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"{BINARY_ENV}={chosen!r} is not an executable file")
-        return str(path)
-    found = shutil.which(BINARY, path=env.get("PATH"))
-    if found is None:
-        raise ValueError(f"Amazon Q Developer CLI ('{BINARY}') is not on PATH, so cao-provider-q-cli cannot "
-                         f"start it. {INSTALL_HINT} Or set {BINARY_ENV} to the program to run.")
-    return found
+    return _resolve(env, CLI)
 
 
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """Launch plan for one terminal. Everything is checked before the agent file is written, so a
     refused profile leaves nothing behind."""
-    env = _environment(ctx)
-    program = resolve_binary(env)
-    name = agent_name(ctx)
-    if ctx.model is not None and not _MODEL.match(ctx.model):
-        raise ValueError(f"model {ctx.model!r}: use letters, digits and . _ : / - (at most 128, not starting with -)")
-    content = dumps(agent_config(ctx, name))
-    path = agent_folder(env) / f"{name}.json"
-    argv = [_SHELL, "-c", CLEANUP_SCRIPT, str(path), program, "chat", "--trust-all-tools"]
-    if ctx.model:
-        argv += ["--model", ctx.model]
-    argv += ["--agent", name]
-    write_atomically(path, content)
-    return LaunchPlan(argv=argv, files={RUNTIME_COPY: content})
+    env = environment(ctx)
+    return chat_plan(ctx, CLI, resolve_binary(env), env)

@@ -1,13 +1,12 @@
-"""The Q agent file cao writes for one terminal, and where it goes.
+"""The agent file cao writes for one terminal, and where it goes.
 
-``q chat --agent NAME`` takes an agent *name*, never a path, and finds it only in the project's
-``.amazonq/cli-agents/`` or in ``~/.aws/amazonq/cli-agents/`` (Amazon Q Developer documentation,
-"Managing custom agents"; no environment variable moves that folder). cao therefore writes one
-cao-named file per terminal into the user's global agent folder, never into the project:
-``cao-<profile>-<terminal id>.json``, created atomically (a hidden temporary file in the same folder,
-renamed into place) and readable by the user alone. The launch command removes it when the CLI
-exits (see ``launch.py``). A copy is also handed to the kernel for the terminal's runtime folder,
-where it can be inspected; the CLI does not read that copy.
+``kiro-cli chat --agent NAME`` and ``q chat --agent NAME`` take an agent *name*, never a path, and find
+it only in the project's agent folder or in the user's global one (``ChatCli.agent_dir``; no
+environment variable moves it). cao therefore writes one cao-named file per terminal into the user's
+global agent folder, never into the project: ``cao-<profile>-<terminal id>.json``, created atomically
+(a hidden temporary file in the same folder, renamed into place) and readable by the user alone. The
+launch command removes it when the CLI exits (see ``launch.py``). A copy is also handed to the kernel
+for the terminal's runtime folder, where it can be inspected; the CLI does not read that copy.
 """
 
 from __future__ import annotations
@@ -22,16 +21,13 @@ from typing import Any
 
 from cao_hookspecs import LaunchContext
 
+from .cli import ChatCli
 from .tools import agent_tools
 
-__all__ = [
-    "AGENT_DIR", "CAO_MCP_TIMEOUT_MS", "agent_config", "agent_folder", "agent_name", "dumps", "write_atomically",
-]
+__all__ = ["CAO_MCP_TIMEOUT_MS", "agent_config", "agent_folder", "agent_name", "dumps", "write_atomically"]
 
-#: The user's global agent folder, relative to HOME.
-AGENT_DIR = (".aws", "amazonq", "cli-agents")
-#: Q stops waiting for an MCP tool call after the entry's ``timeout`` (milliseconds, default 120 s);
-#: ``handoff`` blocks its call until the worker has finished, so cao's own server gets 20 minutes.
+#: Both CLIs stop waiting for an MCP tool call after the entry's ``timeout`` (milliseconds, default
+#: 120 s); ``handoff`` blocks its call until the worker has finished, so cao's own server gets 20 minutes.
 CAO_MCP_TIMEOUT_MS = 1_200_000
 
 _PROFILE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
@@ -39,22 +35,22 @@ _TERMINAL = re.compile(r"^[a-f0-9]{8}\Z")
 _SERVER = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
-def agent_name(ctx: LaunchContext) -> str:
+def agent_name(ctx: LaunchContext, cli: ChatCli) -> str:
     """``cao-<profile>-<terminal id>``: unique per terminal (each carries its own terminal id in its MCP
     servers' environment) and safe as a file name. Anything else in the profile name is refused."""
     profile = ctx.profile.name if ctx.profile is not None else ctx.terminal.agent_profile
     if not isinstance(profile, str) or not _PROFILE.match(profile):
-        raise ValueError(f"agent profile name {profile!r} cannot name a Q agent file: use 1-64 letters, digits, "
-                         "'_' or '-'")
+        raise ValueError(f"agent profile name {profile!r} cannot name a {cli.short} agent file: use 1-64 letters, "
+                         "digits, '_' or '-'")
     if not _TERMINAL.match(ctx.terminal.id):
         raise ValueError(f"terminal id {ctx.terminal.id!r} is not 8 lowercase hex characters")
     return f"cao-{profile}-{ctx.terminal.id}"
 
 
-def agent_folder(env: Mapping[str, str]) -> Path:
-    """``~/.aws/amazonq/cli-agents`` of the HOME the CLI will run with."""
+def agent_folder(env: Mapping[str, str], cli: ChatCli) -> Path:
+    """The CLI's global agent folder under the HOME it will run with."""
     home = env.get("HOME") or str(Path.home())
-    return Path(home).expanduser().joinpath(*AGENT_DIR)
+    return Path(home).expanduser().joinpath(*cli.agent_dir)
 
 
 def _plain(value: Any) -> Any:
@@ -96,12 +92,13 @@ def _prompt(ctx: LaunchContext) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
-def agent_config(ctx: LaunchContext, name: str) -> dict[str, Any]:
+def agent_config(ctx: LaunchContext, name: str, cli: ChatCli) -> dict[str, Any]:
     """The agent file's content: prompt (profile body, then the profile's ``prompt``), MCP servers with
     the environment the kernel put in each entry, tools from the allowed-tools list, and the profile's
-    Q pass-through fields."""
+    pass-through fields (upstream's ``useLegacyMcpJson`` goes under ``cli.legacy_mcp_json_key``: Kiro
+    calls it ``includeMcpJson``)."""
     profile = ctx.profile
-    tools = agent_tools(ctx.allowed_tools, profile.tools if profile else None)
+    tools = agent_tools(ctx.allowed_tools, profile.tools if profile else None, cli=cli.short)
     description = (profile.description.strip() if profile and profile.description else "") or \
         f"cao agent for terminal {ctx.terminal.id}"
     config: dict[str, Any] = {"name": name, "description": description}
@@ -114,7 +111,7 @@ def agent_config(ctx: LaunchContext, name: str) -> dict[str, Any]:
     if profile is not None:
         for key, value in (("toolAliases", profile.tool_aliases), ("toolsSettings", profile.tools_settings),
                            ("resources", profile.resources), ("hooks", profile.hooks),
-                           ("useLegacyMcpJson", profile.use_legacy_mcp_json)):
+                           (cli.legacy_mcp_json_key, profile.use_legacy_mcp_json)):
             if value is not None:
                 config[key] = _plain(value)
     return config
