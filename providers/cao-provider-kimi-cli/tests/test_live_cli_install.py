@@ -7,6 +7,7 @@ a few seconds.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -54,7 +55,12 @@ def test_fresh_install_then_reuse_then_repair(tmp_path):
 def test_a_newer_interpreter_found_on_the_machine_builds_the_environment(tmp_path):
     """Agent CLIs may need a newer Python than the one running the tests (Kimi CLI needs 3.12+): one is
     looked for on the machine, never downloaded."""
-    interpreter, version = find_python(">=3.12")
+    try:
+        interpreter, version = find_python(">=3.12")
+    except LiveCliUnavailable:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("this machine has no Python >= 3.12 (CI machines do, and fail here without one)")
     assert version >= (3, 12)
     cli = install_pypi_cli(PACKAGE, VERSION, PROGRAM, python=">=3.12", cache=tmp_path / "cache")
     assert cli.prefix.name == f"pypi-pycodestyle@2.12.1-py{version[0]}.{version[1]}"
