@@ -56,6 +56,8 @@ DIALOG_RETRY = 2.0
 DIALOG_ATTEMPTS = 2
 # The longest an answer read waits for the screen to show a turn end the CLI already reported.
 NATIVE_DRAW_WAIT = 1.0
+# How long an answer of a completed turn may take to appear on screen before it counts as missing.
+ANSWER_DRAW_WAIT = 2.0
 META_PREFIX = "cao_"
 
 
@@ -438,14 +440,19 @@ class TerminalOps:
             raise Conflict(f"terminal {terminal_id} has no known provider to extract its answer")
         # A turn's end reported natively can precede the last of its drawing by a few milliseconds.
         await live.tracker.screen_caught_up(NATIVE_DRAW_WAIT)
-        text = ""
-        for lines in HISTORY_STEPS:
-            text = await self._io(self.backend.capture, terminal_id, history=lines)
-            try:
-                return live.provider.extract_last_message(text)
-            except ValueError:
-                continue
-        raise NotFound(f"no answer from the agent found in terminal {terminal_id}")
+        deadline = time.monotonic() + ANSWER_DRAW_WAIT
+        while True:
+            for lines in HISTORY_STEPS:
+                text = await self._io(self.backend.capture, terminal_id, history=lines)
+                try:
+                    return live.provider.extract_last_message(text)
+                except ValueError:
+                    continue
+            # A turn just reported completed may still be drawing its answer (a loaded machine, a
+            # native signal ahead of the screen): look again for a moment before saying there is none.
+            if live.tracker.report.status != TerminalStatus.COMPLETED or time.monotonic() >= deadline:
+                raise NotFound(f"no answer from the agent found in terminal {terminal_id}")
+            await asyncio.sleep(0.1)
 
     async def working_directory(self, terminal_id: str) -> str | None:
         await self.start()
@@ -584,7 +591,12 @@ class TerminalOps:
         await self.start()
         live = self._get_live(terminal_id)
         gate = self._mcp_gates.get(terminal_id)
-        if gate is None or not gate.connect():
+        if gate is None or gate.open:
+            return
+        settle = live.provider.capabilities.mcp_settle if live.provider else 0.0
+        if settle > 0:
+            await asyncio.sleep(settle)
+        if self._mcp_gates.get(terminal_id) is not gate or not gate.connect():
             return
         log.info("terminal %s: its MCP server %r connected", terminal_id, gate.server_name)
         delivery = getattr(self, "_delivery", None)

@@ -225,3 +225,40 @@ async def test_a_bad_timeout_setting_is_refused_before_anything_starts(gated: An
         assert await kernel.list_sessions() == []
         plain = await kernel.create_session("plain", session_name="g7", working_directory=workdir)
         assert plain.agent_profile == "plain"
+
+
+class SlowToOfferTools:
+    """The mock agent registered again as a CLI that needs a moment after reading cao's tool list."""
+
+    def __init__(self, kernel: Any, settle: float) -> None:
+        import attrs
+
+        mock = kernel.provider("mock_cli")
+        self.spec = attrs.evolve(mock, name="mock_settling",
+                                 capabilities=attrs.evolve(mock.capabilities, mcp_settle=settle))
+
+    @hookimpl
+    def cao_register_providers(self) -> list[Any]:
+        return [self.spec]
+
+
+async def test_the_gate_opens_a_providers_settle_time_after_the_report(gated: Any, register_plugin: Any,
+                                                                        workdir: str) -> None:
+    """Claude Code marks a server connected a moment after reading its lists: the gate waits that long."""
+    kernel = gated(timeout="30")
+    with register_plugin(kernel, SlowToOfferTools(kernel, 0.6), name="settling"):
+        kernel.add_profile(AgentProfile(name="settling", provider="mock_settling", mcp_servers=CAO_MCP))
+        async with kernel:
+            creating = asyncio.ensure_future(kernel.create_session("settling", session_name="g7",
+                                                                   working_directory=workdir))
+            deadline = time.monotonic() + 10
+            while not (listed := await kernel.list_terminals("g7")) or listed[0].status != TerminalStatus.IDLE:
+                assert time.monotonic() < deadline, "the agent never became idle"
+                await asyncio.sleep(0.05)
+            started = time.monotonic()
+            reporting = asyncio.ensure_future(kernel.mcp_connected(listed[0].id))
+            await asyncio.sleep(0.4)
+            assert not creating.done(), "the gate opened before the provider's settle time"
+            await asyncio.wait_for(reporting, 5)
+            terminal = await asyncio.wait_for(creating, 5)
+            assert terminal.id == listed[0].id and time.monotonic() - started >= 0.6

@@ -114,6 +114,9 @@ class ProviderCapabilities:
     - ``native_status``: the provider reports status through a native signal, not only the screen.
     - ``enter_count`` / ``submit_delay``: how many Enter presses submit a pasted message, and how long
       to wait between the paste and the first Enter.
+    - ``mcp_settle``: seconds the CLI needs, after its MCP client has read cao's tool list, before it
+      offers those tools to its model; the readiness gate opens that much later (Claude Code marks a
+      server connected a moment after reading its lists).
     """
 
     accepts_input_while_busy: bool = False
@@ -121,6 +124,7 @@ class ProviderCapabilities:
     native_status: bool = False
     enter_count: int = 1
     submit_delay: float = 0.0
+    mcp_settle: float = 0.0
 
 
 @attrs.frozen(kw_only=True)

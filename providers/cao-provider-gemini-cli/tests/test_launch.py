@@ -29,6 +29,9 @@ ALL_NATIVE = sorted(tool for tools in NATIVE_TOOLS.values() for tool in tools)
 def user_home(tmp_path, monkeypatch):
     """A user machine: HOME with Gemini CLI settings, a sign-in, a context file, and an executable named
     as the CLI's override."""
+    # The launch reacts to a CI environment (see the CI tests below); the rest must not depend on one.
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     home = tmp_path / "home"
     gemini = home / ".gemini"
     (gemini / "commands").mkdir(parents=True)
@@ -257,3 +260,18 @@ def test_provider_record():
     assert spec.exit_command == "/quit" and "@google/gemini-cli" in spec.install_hint
     assert spec.capabilities.enter_count == 1 and spec.capabilities.submit_delay >= 0.3
     assert spec.model_endpoint is model_endpoint
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", " true "])
+def test_a_ci_environment_does_not_make_the_terminal_headless(tmp_path, user_home, monkeypatch, value):
+    monkeypatch.setenv("CI", value)
+    monkeypatch.setenv("GITHUB_ACTIONS", value)
+    plan = launch(ctx(tmp_path))
+    assert plan.env["CI"] == "false" and plan.env["GITHUB_ACTIONS"] == "false"
+
+
+def test_other_ci_values_are_left_alone(tmp_path, user_home, monkeypatch):
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    plan = launch(ctx(tmp_path))
+    assert "CI" not in plan.env and "GITHUB_ACTIONS" not in plan.env

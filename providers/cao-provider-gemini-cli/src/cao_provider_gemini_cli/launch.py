@@ -87,6 +87,10 @@ def _environment(ctx: LaunchContext) -> dict[str, str]:
     return {**os.environ, **dict(ctx.env)}
 
 
+#: Variables that make Gemini CLI run headless when set to "true".
+HEADLESS_SWITCHES = ("CI", "GITHUB_ACTIONS")
+
+
 def resolve_binary(env: Mapping[str, str]) -> str:
     """The ``gemini`` program: ``CAO_GEMINI_CLI_BIN`` when set, else ``gemini`` on PATH."""
     chosen = env.get(BINARY_ENV)
@@ -241,4 +245,9 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
         "GEMINI_CLI_HOME": str(home),
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
     }
+    # Gemini CLI goes headless when CI or GITHUB_ACTIONS is "true" (it then exits at once, wanting its
+    # prompt on stdin), but a cao terminal is always interactive, in CI pipelines too.
+    for name in HEADLESS_SWITCHES:
+        if env.get(name, "").strip().lower() == "true":
+            plan_env[name] = "false"
     return LaunchPlan(argv=argv, env=plan_env, files=files)
