@@ -245,6 +245,12 @@ class Relay:
             self._send({"jsonrpc": "2.0", "id": None, "error": {
                 "code": INVALID_REQUEST, "message": "Invalid Request: expected a JSON-RPC message object"}})
             return None
+        # Lists are counted as asked for now, in the order the agent sent them, not when their thread
+        # gets going: the tool list's answer must not count as the last one while others are queued.
+        with self._lock:
+            for part in message if isinstance(message, list) else [message]:
+                if isinstance(part, dict) and part.get("method") in LIST_METHODS and part.get("id") is not None:
+                    self._listing.add(_key(part["id"]))
         thread = threading.Thread(target=self._forward, args=(message, line.strip()), daemon=True,
                                   name="cao-mcp-relay")
         thread.start()
@@ -278,8 +284,6 @@ class Relay:
         with self._lock:
             for key in keys:
                 self._inflight[key] = entry
-                if requests[key].get("method") in LIST_METHODS:
-                    self._listing.add(key)
         answered: set[Any] = set()
         try:
             self._post(body, requests, entry, answered)
