@@ -9,17 +9,8 @@ sandboxed HOME whose ``~/.kimi/config.toml`` names that server, on a private tmu
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import queue
-import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -123,77 +114,14 @@ def workdir(tmp_path):
 
 # -- a real cao-server (for MCP tools called by the real agent) -------------------------------------
 
-SERVER_PLUGINS = ("tmux", "kimi_cli", "mock_cli", "inbox_sqlite", "server", "mcp")
-_READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
-
-
-@dataclasses.dataclass
-class CaoServer:
-    """A ``cao server --port 0`` subprocess on a private home and tmux socket."""
-
-    proc: subprocess.Popen[str]
-    url: str
-    home: Path
-    stderr: list[str]
-
-    def client(self):
-        """A ``KernelAPI`` over HTTP for this server (use it from one event loop)."""
-        from cao_server.client import HttpKernel
-
-        return HttpKernel(self.url)
-
-
-def _pump(stream, sink) -> None:  # noqa: ANN001
-    for line in stream:
-        sink(line.rstrip("\n"))
-
-
 @pytest.fixture
-def cao_server(kimi_sandbox, cao_home, tmp_path) -> Iterator[CaoServer]:
+def cao_server(kimi_sandbox, cao_home, tmp_path) -> Iterator:
     """A real cao-server with the Kimi CLI provider, started in the live sandbox's environment.
 
     Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
     """
-    from cao_kernel.testing.tmux import private_tmux_socket
+    from cao_kernel.testing.server import live_server_plugins, run_cao_server
 
-    cao = Path(sys.executable).parent / "cao"
-    (Path(cao_home) / "agent-store").mkdir(exist_ok=True)
-    with private_tmux_socket() as tmux:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") or k == "CAO_KIMI_CLI_BIN"}
-        env.update({"CAO_HOME_DIR": str(cao_home), "TMUX_TMPDIR": tmux.tmpdir,
-                    "CAO_LOAD_PLUGINS": ",".join(SERVER_PLUGINS), **tmux.settings})
-        proc = subprocess.Popen([str(cao), "server", "--port", "0", "--log-level", "warning"], env=env,
-                                cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
-        lines: queue.Queue[str] = queue.Queue()
-        stderr: list[str] = []
-        pumps = [threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True),
-                 threading.Thread(target=_pump, args=(proc.stderr, stderr.append), daemon=True)]
-        for pump in pumps:
-            pump.start()
-        try:
-            deadline = time.monotonic() + 30
-            url = None
-            while url is None and time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    found = _READY_LINE.match(lines.get(timeout=0.05))
-                except queue.Empty:
-                    continue
-                if found:
-                    url = f"{found.group(1)}:{found.group(2)}"
-            if url is None:
-                raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
-            yield CaoServer(proc=proc, url=url, home=Path(cao_home), stderr=stderr)
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
-            for pump in pumps:
-                pump.join(5)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+    plugins = live_server_plugins("kimi_cli")
+    with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_KIMI_CLI_BIN",)) as server:
+        yield server

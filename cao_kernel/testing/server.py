@@ -1,0 +1,107 @@
+"""A real ``cao server --port 0`` subprocess for live tests, on a private home and tmux socket.
+
+Live provider tests start one so that the real agent CLI's ``cao-mcp-server`` has a server to reach.
+``run_cao_server`` keeps the test's environment (the live sandbox's HOME, the model server's address)
+but drops cao's own variables, except the ones named in ``keep_env`` (such as a provider's binary
+override), and loads only ``plugins``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+__all__ = ["CaoServer", "live_server_plugins", "run_cao_server"]
+
+_READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
+_START_TIMEOUT = 30.0
+
+
+def live_server_plugins(provider_entry_point: str) -> tuple[str, ...]:
+    """What a live test's server loads: the provider under test, the mock agent (the other end of a
+    message), and the tmux, SQLite inbox, HTTP and MCP plugins."""
+    return ("tmux", provider_entry_point, "mock_cli", "inbox_sqlite", "server", "mcp")
+
+
+@dataclasses.dataclass
+class CaoServer:
+    """A ``cao server --port 0`` subprocess on a private home and tmux socket."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    home: Path
+    stderr: list[str]
+
+    def client(self):  # noqa: ANN201 - cao_server is an optional import here
+        """A ``KernelAPI`` over HTTP for this server (use it from one event loop)."""
+        from cao_server.client import HttpKernel
+
+        return HttpKernel(self.url)
+
+
+def _pump(stream, sink) -> None:  # noqa: ANN001
+    for line in stream:
+        sink(line.rstrip("\n"))
+
+
+@contextlib.contextmanager
+def run_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], plugins: Iterable[str],
+                   keep_env: Iterable[str] = ()) -> Iterator[CaoServer]:
+    """Start the server, yield it once it prints its address, stop it (SIGTERM, then SIGKILL) after.
+
+    Profiles go in ``<home>/agent-store`` (write them before creating terminals).
+    """
+    from .tmux import private_tmux_socket
+
+    kept = set(keep_env)
+    cao = Path(sys.executable).parent / "cao"
+    (Path(home) / "agent-store").mkdir(exist_ok=True)
+    with private_tmux_socket() as tmux:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") or k in kept}
+        env.update({"CAO_HOME_DIR": str(home), "TMUX_TMPDIR": tmux.tmpdir,
+                    "CAO_LOAD_PLUGINS": ",".join(plugins), **tmux.settings})
+        proc = subprocess.Popen([str(cao), "server", "--port", "0", "--log-level", "warning"], env=env,
+                                cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        lines: queue.Queue[str] = queue.Queue()
+        stderr: list[str] = []
+        pumps = [threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True),
+                 threading.Thread(target=_pump, args=(proc.stderr, stderr.append), daemon=True)]
+        for pump in pumps:
+            pump.start()
+        try:
+            deadline = time.monotonic() + _START_TIMEOUT
+            url = None
+            while url is None and time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    found = _READY_LINE.match(lines.get(timeout=0.05))
+                except queue.Empty:
+                    continue
+                if found:
+                    url = f"{found.group(1)}:{found.group(2)}"
+            if url is None:
+                raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
+            yield CaoServer(proc=proc, url=url, home=Path(home), stderr=stderr)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+            for pump in pumps:
+                pump.join(5)
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
