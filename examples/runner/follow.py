@@ -168,8 +168,12 @@ class SessionFollower:
         for track in self.tracks.values():
             if track.removed is None and track.id not in current:
                 self._gone(track, now)
+        # A removed terminal's messages are read too while one was last seen waiting: a fast agent can
+        # take a message, answer it and be deleted between two scans, and the message's last state
+        # must still be the one it reached.
+        waiting_for = {m.receiver_id for m in self.messages.values() if m.states[-1][0] in WAITING}
         for track in list(self.tracks.values()):
-            if track.removed is None:
+            if track.removed is None or track.id in waiting_for:
                 await self._scan_messages(track.id)
 
     def _add(self, terminal: Terminal, now: float) -> None:
