@@ -50,3 +50,18 @@ async def test_a_message_taken_by_a_terminal_deleted_between_two_scans_ends_deli
             assert [state for state, _ in follower.messages[message.id].states] == ["pending", "delivered"]
         finally:
             await follower.close(exit_agents=False)
+
+
+async def test_a_supervisor_that_finished_before_its_first_status_was_read_counts_as_done(make_kernel, workdir):
+    kernel = make_kernel()
+    kernel.add_profile(AgentProfile(name="buyer", provider="mock_cli"))
+    async with kernel:
+        buyer = await kernel.create_session("buyer", session_name="fast", working_directory=workdir)
+        await kernel.send_input(buyer.id, "Buy the bike.")
+        await kernel.wait_for_status(buyer.id, {TerminalStatus.COMPLETED}, timeout=10)
+        follower = SessionFollower(kernel, "fast", t0=time.time(), say=lambda *_: None, settle=0.3)
+        started = time.monotonic()
+        await follower.run(buyer.id, timeout=10)
+        assert time.monotonic() - started < 5
+        assert [s for s, _ in follower.tracks[buyer.id].statuses] == ["completed"]
+        await follower.close(exit_agents=False)

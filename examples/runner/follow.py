@@ -27,6 +27,7 @@ POLL = 0.2
 WAIT_CHUNK = 2.0
 READY = frozenset({TerminalStatus.IDLE, TerminalStatus.COMPLETED})
 WAITING = frozenset({"pending", "delivering"})
+WORKED = frozenset({TerminalStatus.PROCESSING.value, TerminalStatus.COMPLETED.value})
 
 
 class ExampleFailed(Exception):
@@ -144,7 +145,9 @@ class SessionFollower:
 
     def _quiet(self, supervisor_id: str) -> bool:
         supervisor = self.tracks.get(supervisor_id)
-        if supervisor is None or "processing" not in [s for s, _ in supervisor.statuses]:
+        # On a loaded machine a fast supervisor may finish before its first status is read: having
+        # been seen completed counts as having worked.
+        if supervisor is None or not WORKED.intersection(s for s, _ in supervisor.statuses):
             return False
         live = [t for t in self.tracks.values() if t.removed is None]
         if any(t.status not in READY for t in live):
@@ -191,25 +194,38 @@ class SessionFollower:
             self._event(now, f"{self.label(track.id)} removed")
 
     async def _watch(self, track: Track) -> None:
-        try:
-            report = await self.api.get_status(track.id)
-            self._record(track, report)
-            while True:
+        report = None
+        told = False
+        while True:
+            try:
+                if report is None:
+                    report = await self.api.get_status(track.id)
+                    self._record(track, report)
                 current = str(getattr(report.status, "value", report.status))
                 others = [s for s in TerminalStatus if s.value != current]
                 try:
                     report = await self.api.wait_for_status(track.id, others, WAIT_CHUNK)
                 except Timeout:
                     continue
-                except AgentFailed:
-                    return  # it stays in error (or exited): the main loop reports it
                 if self._closing and report.status == TerminalStatus.ERROR:
                     return  # asked to exit, and gone
                 self._record(track, report)
-        except NotFound:
-            self._gone(track, time.time())
-        except Exception as exc:  # noqa: BLE001 - the server went away; the main loop reports it
-            self.say(time.time() - self.t0, f"(stopped following {self.label(track.id)}: {type(exc).__name__}: {exc})")
+            except NotFound:
+                self._gone(track, time.time())
+                return
+            except AgentFailed:
+                return  # it stays in error (or exited): the main loop reports it
+            except Exception as exc:  # noqa: BLE001 - the main loop reports a server that went away
+                # One failed request on a loaded machine must not freeze this terminal's last known
+                # status for the rest of the run: read it afresh and go on.
+                if self._closing:
+                    return
+                if not told:
+                    told = True
+                    self.say(time.time() - self.t0,
+                             f"(lost track of {self.label(track.id)}: {type(exc).__name__}: {exc}; retrying)")
+                report = None
+                await asyncio.sleep(POLL)
 
     def _record(self, track: Track, report: Any) -> None:
         status = str(getattr(report.status, "value", report.status))
