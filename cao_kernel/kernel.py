@@ -237,12 +237,20 @@ class Kernel(Orchestration, TerminalOps):
         return await asyncio.to_thread(self.load_profile, name)
 
     async def list_providers(self) -> list[dict[str, Any]]:
-        """Installed providers: name, binary, whether the binary is on PATH, install hint."""
-        import shutil
+        """Installed providers: name, binary, whether the binary is found (its override variable, else
+        PATH), install hint."""
+        from cao_hookspecs.programs import find_program
+
+        def installed(spec: Any) -> bool:
+            try:
+                find_program(os.environ, spec.binary, spec.binary_env, missing="")
+            except ValueError:
+                return spec.name == "mock_cli"
+            return True
 
         return [
-            {"name": spec.name, "binary": spec.binary, "installed": shutil.which(spec.binary) is not None
-             or spec.name == "mock_cli", "description": spec.description, "install_hint": spec.install_hint}
+            {"name": spec.name, "binary": spec.binary, "installed": installed(spec),
+             "description": spec.description, "install_hint": spec.install_hint}
             for spec in sorted(self.providers.values(), key=lambda s: s.name)
         ]
 

@@ -240,3 +240,33 @@ def test_cao_no_plugins_shows_plugins_blocked():
 
     helped = run([str(CAO), "--no-plugins", "--help"], ALL_SINGLE)
     assert helped.returncode == 0 and "fixture-hello" not in helped.stdout
+
+
+async def test_list_providers_finds_a_program_through_its_override_variable(cao_home: Path, tmp_path: Path,
+                                                                           monkeypatch):
+    from cao_hookspecs import ProviderSpec, hookimpl
+    from cao_kernel.kernel import Kernel
+    from cao_kernel.plugins import LoadPolicy
+
+    class Provider:
+        @hookimpl
+        def cao_register_providers(self):
+            return [ProviderSpec(name="fake_cli", binary="fakecli-nowhere", binary_env="CAO_FAKE_CLI_BIN",
+                                 launch=lambda ctx: None, detect_status=lambda screen: None,
+                                 extract_last_message=lambda screen: "")]
+
+    program = tmp_path / "fakecli"
+    program.write_text("#!/bin/sh\n", encoding="utf-8")
+    program.chmod(0o755)
+    kernel = Kernel(plugins=[Provider()], policy=LoadPolicy(only=()), home=cao_home)
+
+    async def installed() -> bool:
+        (row,) = [p for p in await kernel.list_providers() if p["name"] == "fake_cli"]
+        return row["installed"]
+
+    monkeypatch.delenv("CAO_FAKE_CLI_BIN", raising=False)
+    assert await installed() is False
+    monkeypatch.setenv("CAO_FAKE_CLI_BIN", str(program))
+    assert await installed() is True
+    monkeypatch.setenv("CAO_FAKE_CLI_BIN", str(tmp_path / "missing"))
+    assert await installed() is False

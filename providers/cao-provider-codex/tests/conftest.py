@@ -116,3 +116,14 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {timeout:g} s")
         time.sleep(interval)
+
+
+@pytest.fixture
+def fake_codex(tmp_path, monkeypatch) -> Path:
+    """A stand-in ``codex`` program named by the override variable: these tests never run it."""
+    program = tmp_path / "bin" / "codex"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    program.chmod(0o755)
+    monkeypatch.setenv("CAO_CODEX_BIN", str(program))
+    return program

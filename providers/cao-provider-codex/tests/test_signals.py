@@ -18,6 +18,9 @@ COMMAND = ["/venv/bin/python", "-I", "-S", "/x/signal_send.py", "--socket", "/h/
            "--terminal", "0123abcd"]
 
 
+pytestmark = pytest.mark.usefixtures("fake_codex")
+
+
 @pytest.fixture
 def user_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "user-codex"

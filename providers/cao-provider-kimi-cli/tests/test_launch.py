@@ -23,7 +23,6 @@ from cao_provider_kimi_cli.launch import (
     yaml_text,
 )
 from cao_provider_kimi_cli.provider import kimi_cli_provider, model_endpoint
-from cao_provider_kimi_cli.toml_writer import dumps
 
 USER_CONFIG = """\
 default_model = "k2"
@@ -314,25 +313,6 @@ def test_agent_files_read_back_unchanged_as_yaml(prompt, tools):
         assert not prompt.strip() and not tools
         return
     assert yaml.safe_load(yaml_text(spec)) == spec
-
-
-toml_scalars = (st.booleans() | st.integers(-(2**63), 2**63 - 1)
-                | st.floats(allow_nan=False) | st.text(alphabet=st.characters(exclude_categories=("Cs",))))
-toml_values = st.recursive(
-    toml_scalars | st.lists(toml_scalars, max_size=3),
-    lambda children: st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=12,
-)
-
-
-@given(st.dictionaries(st.text(max_size=8), toml_values, max_size=5))
-def test_the_toml_writer_round_trips(data):
-    assert tomllib.loads(dumps(data)) == data
-
-
-def test_toml_has_no_null():
-    with pytest.raises(ValueError, match=r"models\.k2\.display_name: TOML has no null value"):
-        dumps({"models": {"k2": {"display_name": None}}})
 
 
 # -- the model endpoint -----------------------------------------------------------------------------------

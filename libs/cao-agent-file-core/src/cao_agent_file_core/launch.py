@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.programs import find_program
 
 from .agent_file import agent_config, agent_folder, agent_name, dumps, write_atomically
 from .cli import ChatCli
@@ -46,17 +45,9 @@ def environment(ctx: LaunchContext) -> dict[str, str]:
 def resolve_binary(env: Mapping[str, str], cli: ChatCli) -> str:
     """The CLI's program: ``cli.binary_env`` when set, else ``cli.binary`` on PATH; a clear error naming
     what to install otherwise."""
-    chosen = env.get(cli.binary_env)
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"{cli.binary_env}={chosen!r} is not an executable file")
-        return str(path)
-    found = shutil.which(cli.binary, path=env.get("PATH"))
-    if found is None:
-        raise ValueError(f"{cli.title} ('{cli.binary}') is not on PATH, so {cli.distribution} cannot start it. "
-                         f"{cli.install_hint} Or set {cli.binary_env} to the program to run.")
-    return found
+    return find_program(env, cli.binary, cli.binary_env, missing=(
+        f"{cli.title} ('{cli.binary}') is not on PATH, so {cli.distribution} cannot start it. "
+        f"{cli.install_hint} Or set {cli.binary_env} to the program to run."))
 
 
 def chat_plan(ctx: LaunchContext, cli: ChatCli, program: str, env: Mapping[str, str],

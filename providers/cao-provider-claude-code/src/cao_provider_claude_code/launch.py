@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.programs import find_program
 
 from .config import CONFIG_DIR, global_config, link_user_files, user_settings
 from .signals import SETTINGS_FILE, hook_settings, signal_command
@@ -59,16 +59,8 @@ def _environment(ctx: LaunchContext) -> dict[str, str]:
 
 def resolve_binary(env: Mapping[str, str]) -> str:
     """The ``claude`` program: ``CAO_CLAUDE_CODE_BIN`` when set, else ``claude`` on PATH."""
-    chosen = env.get(BINARY_ENV)
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"{BINARY_ENV}={chosen!r} is not an executable file")
-        return str(path)
-    found = shutil.which(BINARY, path=env.get("PATH"))
-    if found is None:
-        raise ValueError(f"Claude Code ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
-    return found
+    return find_program(env, BINARY, BINARY_ENV,
+                        missing=f"Claude Code ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
 
 
 def _permission_args(ctx: LaunchContext, env: Mapping[str, str]) -> list[str]:

@@ -8,15 +8,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cao_hookspecs import LaunchContext, LaunchPlan, ProviderCapabilities, ProviderSpec, StartupDialog
+from cao_hookspecs.programs import find_program
 
 from .codex_home import AUTH_FILE, HOME_DIR, build_config, read_toml, user_codex_home
 from .screen import detect_status, extract_last_message
 from .signals import native_signal
 
-__all__ = ["BINARY", "NAME", "TESTED_VERSIONS", "codex_provider", "launch", "model_endpoint"]
+__all__ = ["BINARY", "BINARY_ENV", "NAME", "TESTED_VERSIONS", "codex_provider", "launch", "model_endpoint",
+           "resolve_binary"]
 
 NAME = "codex"
 BINARY = "codex"
+#: Environment variable naming the ``codex`` program to run instead of the one on PATH.
+BINARY_ENV = "CAO_CODEX_BIN"
 #: Versions whose screens are recorded under tests/screens/ and checked by the live tests.
 TESTED_VERSIONS = ("0.169.0",)
 INSTALL_HINT = "npm install -g @openai/codex"
@@ -73,17 +77,24 @@ def _link_sign_in(user_home: Path, home: Path) -> None:
     os.symlink(source, target)
 
 
+def resolve_binary(env: Mapping[str, str]) -> str:
+    """The ``codex`` program: ``CAO_CODEX_BIN`` when set, else ``codex`` on PATH."""
+    return find_program(env, BINARY, BINARY_ENV,
+                        missing=f"Codex ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
+
+
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """Launch plan for one terminal: Codex inline, with a private ``CODEX_HOME`` in the runtime folder."""
+    program = resolve_binary({**os.environ, **dict(ctx.env)})
     user_home = user_codex_home()
     user_config = read_toml(user_home / "config.toml")
     config = build_config(ctx, user_config)
     profile, files = _codex_profile(ctx, user_home, config)
-    from .toml_writer import dumps
+    from cao_toml_core import dumps
 
     files[f"{HOME_DIR}/config.toml"] = _config_header(ctx) + dumps(config)
     # --no-daemon: one agent, one process tree; a shared background server would outlive the terminal.
-    argv = [BINARY, "--no-alt-screen", "--no-daemon"]
+    argv = [program, "--no-alt-screen", "--no-daemon"]
     if profile is not None:
         argv += ["--profile", profile]
     else:
@@ -126,6 +137,7 @@ def codex_provider() -> ProviderSpec:
     return ProviderSpec(
         name=NAME,
         binary=BINARY,
+        binary_env=BINARY_ENV,
         launch=launch,
         detect_status=detect_status,
         extract_last_message=extract_last_message,

@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.programs import find_program
 
 __all__ = [
     "AGENT_DIR",
@@ -79,16 +79,8 @@ def _environment(ctx: LaunchContext) -> dict[str, str]:
 
 def resolve_binary(env: Mapping[str, str]) -> str:
     """The ``copilot`` program: ``CAO_COPILOT_CLI_BIN`` when set, else ``copilot`` on PATH."""
-    chosen = env.get(BINARY_ENV)
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"{BINARY_ENV}={chosen!r} is not an executable file")
-        return str(path)
-    found = shutil.which(BINARY, path=env.get("PATH"))
-    if found is None:
-        raise ValueError(f"GitHub Copilot CLI ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
-    return found
+    return find_program(env, BINARY, BINARY_ENV,
+                        missing=f"GitHub Copilot CLI ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
 
 
 def tool_args(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> list[str]:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.programs import find_program
 
 from .config import (
     HOME_DIR,
@@ -93,16 +93,8 @@ HEADLESS_SWITCHES = ("CI", "GITHUB_ACTIONS")
 
 def resolve_binary(env: Mapping[str, str]) -> str:
     """The ``gemini`` program: ``CAO_GEMINI_CLI_BIN`` when set, else ``gemini`` on PATH."""
-    chosen = env.get(BINARY_ENV)
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"{BINARY_ENV}={chosen!r} is not an executable file")
-        return str(path)
-    found = shutil.which(BINARY, path=env.get("PATH"))
-    if found is None:
-        raise ValueError(f"Gemini CLI ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
-    return found
+    return find_program(env, BINARY, BINARY_ENV,
+                        missing=f"Gemini CLI ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
 
 
 def approval_mode(ctx: LaunchContext) -> str:

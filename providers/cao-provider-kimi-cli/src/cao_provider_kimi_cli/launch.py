@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.programs import find_program
+from cao_toml_core import dumps
 
 from .share import (
     CONFIG_FILE,
@@ -37,7 +38,6 @@ from .share import (
     select_model,
     user_share_dir,
 )
-from .toml_writer import dumps
 
 __all__ = [
     "AGENT_FILE",
@@ -99,16 +99,8 @@ def _environment(ctx: LaunchContext) -> dict[str, str]:
 
 def resolve_binary(env: Mapping[str, str]) -> str:
     """The ``kimi`` program: ``CAO_KIMI_CLI_BIN`` when set, else ``kimi`` on PATH."""
-    chosen = env.get(BINARY_ENV)
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"{BINARY_ENV}={chosen!r} is not an executable file")
-        return str(path)
-    found = shutil.which(BINARY, path=env.get("PATH"))
-    if found is None:
-        raise ValueError(f"Kimi CLI ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
-    return found
+    return find_program(env, BINARY, BINARY_ENV,
+                        missing=f"Kimi CLI ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
 
 
 def _metadata_version(program: Path) -> str | None:

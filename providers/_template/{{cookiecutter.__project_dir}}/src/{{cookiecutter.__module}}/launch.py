@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.programs import find_program
 
 __all__ = ["BINARY", "BINARY_ENV", "INSTALL_HINT", "launch", "model_endpoint", "resolve_binary"]
 
@@ -45,16 +45,7 @@ BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 
 def resolve_binary(env: Mapping[str, str]) -> str:
     """The program to run: ``{{ cookiecutter.__binary_env }}`` when set, else ``{{ cookiecutter.binary }}`` on PATH."""
-    chosen = env.get(BINARY_ENV)
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ValueError(f"{BINARY_ENV}={chosen!r} is not an executable file")
-        return str(path)
-    found = shutil.which(BINARY, path=env.get("PATH"))
-    if found is None:
-        raise ValueError(f"'{BINARY}' is not on PATH: {INSTALL_HINT}")
-    return found
+    return find_program(env, BINARY, BINARY_ENV, missing=f"'{BINARY}' is not on PATH: {INSTALL_HINT}")
 
 
 def _plain(value: Any) -> Any:

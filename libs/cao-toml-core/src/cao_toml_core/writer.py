@@ -1,7 +1,8 @@
-"""Writing TOML (the stdlib reads it but cannot write it): enough for Codex's ``config.toml``.
+"""Writing TOML (the standard library reads it but cannot write it): enough for the ``config.toml``
+files of the agent CLIs cao starts (Codex, Kimi CLI).
 
-Tables become ``[dotted.headers]``, lists of scalars or tables become arrays (tables inside arrays
-are inline). ``None`` has no TOML spelling: it is an error naming the key.
+Tables become ``[dotted.headers]``; arrays hold scalars or inline tables. ``None`` has no TOML
+spelling, so it is an error naming the key, as is any value TOML cannot hold.
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["dumps", "key", "string"]
+__all__ = ["dumps"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
-def string(value: str) -> str:
-    """A TOML basic string."""
+def _string(value: str) -> str:
     out = []
     for char in value:
         if char in _ESCAPES:
@@ -30,9 +30,8 @@ def string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def key(name: str) -> str:
-    """A key, bare when TOML allows it."""
-    return name if _BARE_KEY.fullmatch(name) else string(name)
+def _key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else _string(name)
 
 
 def _value(value: Any, where: str) -> str:
@@ -47,9 +46,9 @@ def _value(value: Any, where: str) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return string(value)
+        return _string(value)
     if isinstance(value, Mapping):
-        inner = ", ".join(f"{key(str(k))} = {_value(v, f'{where}.{k}')}" for k, v in value.items())
+        inner = ", ".join(f"{_key(_name(k, where))} = {_value(v, f'{where}.{k}')}" for k, v in value.items())
         return "{" + inner + "}" if inner else "{}"
     if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         return "[" + ", ".join(_value(v, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
@@ -58,17 +57,21 @@ def _value(value: Any, where: str) -> str:
     raise ValueError(f"{where}: cannot write a {type(value).__name__} as TOML")
 
 
+def _name(name: Any, where: str) -> str:
+    if not isinstance(name, str):
+        raise ValueError(f"{where or 'top level'}: keys must be strings, got {name!r}")
+    return name
+
+
 def _table(data: Mapping[str, Any], path: tuple[str, ...], out: list[str]) -> None:
-    for name in data:
-        if not isinstance(name, str):
-            raise ValueError(f"{'.'.join(path) or 'top level'}: keys must be strings, got {name!r}")
-    scalars = [(k, v) for k, v in data.items() if not isinstance(v, Mapping)]
-    tables = [(k, v) for k, v in data.items() if isinstance(v, Mapping)]
+    where = ".".join(path)
+    scalars = [(_name(k, where), v) for k, v in data.items() if not isinstance(v, Mapping)]
+    tables = [(_name(k, where), v) for k, v in data.items() if isinstance(v, Mapping)]
     if path and (scalars or not tables):
         out.append("")
-        out.append("[" + ".".join(key(p) for p in path) + "]")
+        out.append("[" + ".".join(_key(p) for p in path) + "]")
     for name, value in scalars:
-        out.append(f"{key(name)} = {_value(value, '.'.join((*path, name)))}")
+        out.append(f"{_key(name)} = {_value(value, '.'.join((*path, name)))}")
     for name, value in tables:
         _table(value, (*path, name), out)
 
