@@ -86,3 +86,21 @@ def live_gemini(gemini_cli: Any, tmux_socket: str, cao_home: Path, tmp_path: Pat
     finally:
         server.close()
     server.assert_healthy()
+
+
+# -- a real cao-server (for MCP tools called by the real agent) -------------------------------------
+
+@pytest.fixture
+def model_server(live_gemini):
+    """The scripted Gemini API server the live CLI talks to."""
+    return live_gemini.server
+
+
+@pytest.fixture
+def cao_server(live_gemini, cao_home, tmp_path) -> Iterator:
+    """A real cao-server with the Gemini CLI provider, started in the live sandbox's environment."""
+    from cao_kernel.testing.server import live_server_plugins, run_cao_server
+
+    plugins = live_server_plugins("gemini_cli")
+    with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_GEMINI_CLI_BIN",)) as server:
+        yield server

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from cao_hookspecs import AgentProfile, MessageState, TerminalStatus
-from cao_kernel.testing.models import call_tool, respond
+from cao_hookspecs import MessageState, TerminalStatus
+from cao_kernel.testing.live_mcp import MESSAGE, check_send_message_over_mcp
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -17,54 +17,22 @@ pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.m
 SEND_MESSAGE = "mcp_cao_send_message"
 
 
-async def test_send_message_from_gemini_reaches_another_terminals_inbox(live_gemini, workdir):
-    from cao_server.client import HttpKernel
-    from cao_server.testing import serve_in_thread
+def enclosed_json(text: str) -> object:
+    return json.loads(text[text.index("{"):text.rindex("}") + 1])
 
-    receiver: dict[str, str] = {}
 
-    def after_tool(conversation):
-        result = conversation.last_tool_result
-        assert result is not None, conversation
-        return f"Delivered. Tool said: {result.output}"
-
-    live_gemini.script.add(
-        respond(lambda conv: call_tool(SEND_MESSAGE, {"receiver_id": receiver["id"],
-                                                      "message": "hello from gemini"})),
-        respond(after_tool),
+async def test_send_message_from_gemini_reaches_another_terminals_inbox(cao_server, model_server, live_gemini,
+                                                                         workdir):
+    sent = await check_send_message_over_mcp(
+        cao_server, model_server, workdir, provider="gemini_cli", tool=SEND_MESSAGE, mcp_server="cao",
+        # A model Gemini CLI knows, so it neither routes nor falls back to another one.
+        profile_fields={"model": live_gemini.profile().model}, parse=enclosed_json, timeout=40,
     )
-    kernel = live_gemini.kernel("tmux", "gemini_cli", "mock_cli", "inbox_sqlite", "server", "mcp")
-    kernel.add_profile(live_gemini.profile(mcp_servers={"cao": {"command": "cao-mcp-server"}}))
-    kernel.add_profile(AgentProfile(name="listener", provider="mock_cli"))
-    # Mounted the way `cao server` mounts them: cao-mcp-server relays to the server's /mcp route.
-    with serve_in_thread(kernel, extra_routes=list(kernel.routes.values())) as running:
-        api = HttpKernel(running.url, timeout=60)
-        try:
-            listener = await api.create_session("listener", working_directory=workdir)
-            receiver["id"] = listener.id
-            coder = await api.create_session("coder", working_directory=workdir)
-            assert coder.status in (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
-
-            await api.send_input(coder.id, "Tell the listener hello.")
-            await api.wait_for_status(coder.id, {TerminalStatus.COMPLETED}, timeout=40)
-            answer = await api.get_output(coder.id, "last")
-            assert answer.startswith("Delivered. Tool said:"), answer
-
-            first, second = live_gemini.server.turns()
-            # The first request already offered cao's tools, under Gemini CLI's name for them.
-            assert SEND_MESSAGE in first.conversation.tools
-            result = second.conversation.last_tool_result
-            assert result is not None and not result.is_error, result
-            payload = json.loads(result.output[result.output.index("{"):result.output.rindex("}") + 1])
-            assert payload["success"] is True and payload["sender_id"] == coder.id
-            assert payload["receiver_id"] == listener.id
-
-            # The listener is idle: the message is typed into it at once, and mock_cli answers it.
-            await api.wait_for_status(listener.id, {TerminalStatus.COMPLETED}, timeout=20)
-            (message,) = await api.list_messages(listener.id)
-            assert message.sender_id == coder.id and "hello from gemini" in message.body
-            assert message.state == MessageState.DELIVERED
-            assert "hello from gemini" in await api.get_output(listener.id, "last")
-            live_gemini.script.assert_done()
-        finally:
-            await api.aclose()
+    assert sent.sender.status in (TerminalStatus.IDLE, TerminalStatus.COMPLETED), sent.sender
+    # The first request already offered cao's tools, under Gemini CLI's name for them.
+    assert SEND_MESSAGE in sent.first.conversation.tools
+    assert sent.payload["sender_id"] == sent.sender.id and sent.payload["receiver_id"] == sent.receiver.id
+    # The receiver was idle: the message was typed in at once, and the mock agent answered it.
+    (message,) = sent.inbox
+    assert message.sender_id == sent.sender.id and MESSAGE in message.body
+    assert message.state == MessageState.DELIVERED
