@@ -7,7 +7,6 @@ Run from the repository root (needs tmux, npm and the npm registry the first tim
 For each scenario it starts the real Codex (installed from npm into the live-CLI cache) the way the
 provider launches it, in a private tmux server at the kernel's window size, drives it against the
 scripted Responses server into a known state and saves what ``capture-pane`` shows to
-``tests/screens/<version>/<scenario>.txt``. ``index.json`` there records, per screen, the status the
 ``tests/screens/<version>/<scenario>.txt``. ``manifest.json`` there records, per screen, the status
 the scenario put Codex in, for finished turns the answer the model gave, and for start-up dialogs the
 provider's dialog it shows: the conformance kit (``cao_kernel.testing.conformance``) checks the
@@ -33,6 +32,7 @@ from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalStatus
 from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
 from cao_kernel.testing.models.openai import OpenAIServer
 from cao_kernel.testing.models.script import Script, call_tool, fail, reply, think
+from cao_kernel.testing.recorder import environment, screen_entry, write_manifest
 from cao_provider_codex.codex_home import HOME_DIR
 from cao_provider_codex.provider import TESTED_VERSIONS, launch
 
@@ -82,13 +82,9 @@ class Recorder:
         runtime = self.home / ".aws" / "cli-agent-orchestrator" / "runtime" / "terminals" / TERMINAL_ID
         ctx = LaunchContext(terminal=terminal, profile=profile, working_directory=str(self.workdir),
                             runtime_dir=str(runtime), model=profile.model, mcp_servers=profile.mcp_servers)
-        old_home = os.environ.get("HOME")
-        os.environ["HOME"] = str(self.home)  # the provider reads the (empty) user Codex home of the sandbox
-        try:
+        # The provider reads the (empty) user Codex home of the sandbox and finds codex on its PATH.
+        with environment({"HOME": str(self.home), "PATH": self.sandbox.env["PATH"]}, clear=False):
             plan = launch(ctx)
-        finally:
-            if old_home is not None:
-                os.environ["HOME"] = old_home
         for name, content in edit_files(dict(plan.files)).items():
             target = runtime / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -391,19 +387,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raise RuntimeError(f"{name}: not captured in 20 attempts")
         (out / f"{name}.txt").write_text(screen, encoding="utf-8")
-        entry: dict[str, Any] = {"status": status.value, "size": [WIDTH, HEIGHT]}
-        if answer is not None:
-            entry["last_message"] = answer
-        if name in DIALOGS:
-            entry["dialog"] = DIALOGS[name]
-        if name in NOTES:
-            entry["note"] = NOTES[name]
-        screens[name] = entry
+        screens[name] = screen_entry(status.value, (WIDTH, HEIGHT), last_message=answer,
+                                     dialog=DIALOGS.get(name), note=NOTES.get(name, ""))
         print(f"recorded {name} ({status.value})", file=sys.stderr)
-    manifest = {"package": PACKAGE, "version": args.version, "version_output": version_output,
-                "source": "recorded", "recorded_with": RECORDED_WITH,
-                "screens": dict(sorted(screens.items()))}
-    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_manifest(out, package=PACKAGE, version=args.version, version_output=version_output,
+                   recorded_with=RECORDED_WITH, screens=dict(sorted(screens.items())))
     return 0
 
 

@@ -22,22 +22,26 @@ so no path of the recording machine ends up in a fixture.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalLaunch
+from cao_hookspecs import AgentProfile
 from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
 from cao_kernel.testing.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_kernel.testing.models.cli import cache_root, install_npm_cli, make_sandbox
+from cao_kernel.testing.recorder import (
+    ScreenRecorder,
+    environment,
+    neutral_root,
+    recording_arguments,
+    tmux_backend,
+    write_manifest,
+)
 from cao_provider_copilot_cli.provider import NAME, TESTED_VERSIONS, copilot_cli_provider
 
 PACKAGE = "@github/copilot"
@@ -94,114 +98,6 @@ def seed_first_launch(copilot_home: Path) -> None:
         config.write_text(json.dumps({"firstLaunchAt": "2026-01-01T00:00:00.000Z"}), encoding="utf-8")
 
 
-class Recorder:
-    """One Copilot CLI terminal on a private tmux server, and the screens saved from it."""
-
-    def __init__(self, backend, server: AnthropicServer, sandbox_home: Path, out: Path,
-                 size: tuple[int, int]) -> None:
-        self.backend = backend
-        self.server = server
-        self.workdir = sandbox_home / "project"
-        self.workdir.mkdir(exist_ok=True)
-        self.out = out
-        self.size = size
-        self.manifest: dict[str, dict] = {}
-        self.terminal_id = ""
-        self._count = 0
-
-    def start(self, *, profile: AgentProfile | None = None, env: dict[str, str] | None = None,
-              allowed_tools: tuple[str, ...] | None = None, mcp: dict | None = None,
-              extra_args: tuple[str, ...] = ()) -> None:
-        self._count += 1
-        self.terminal_id = f"{self._count:08x}"
-        runtime = Path(tempfile.mkdtemp(prefix="rt-", dir=self.workdir.parent))
-        terminal = Terminal(id=self.terminal_id, name=f"rec-{self._count}",
-                            session_name=f"cao-rec{self._count}", provider=NAME,
-                            agent_profile=profile.name if profile else "recorder")
-        ctx = LaunchContext(terminal=terminal, profile=profile, working_directory=str(self.workdir),
-                            runtime_dir=str(runtime), env=env or {}, allowed_tools=allowed_tools,
-                            mcp_servers=mcp or {})
-        plan = copilot_cli_provider().launch(ctx)
-        for name, content in plan.files.items():
-            target = runtime / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
-        width, height = self.size
-        self.backend.create_terminal(TerminalLaunch(
-            terminal_id=self.terminal_id, session_name=terminal.session_name, window_name=terminal.name,
-            working_directory=str(self.workdir), argv=(*plan.argv, *extra_args),
-            env={**(env or {}), **plan.env},
-            width=width, height=height,
-        ))
-        # The backend streams output to whoever watches; an unread stream would stall the program.
-        self.backend.watch(self.terminal_id, lambda event: None)
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            self.backend.unwatch(self.terminal_id)
-        with contextlib.suppress(Exception):
-            self.backend.kill_terminal(self.terminal_id)
-
-    def screen(self) -> str:
-        return self.backend.capture(self.terminal_id)
-
-    def wait(self, sign: Callable[[str], bool], what: str, timeout: float = 30.0, settle: float = 0.8) -> str:
-        """The screen once ``sign`` holds and the screen stayed the same for ``settle`` seconds."""
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if screen != last:
-                last, since = screen, time.monotonic()
-            elif sign(screen) and time.monotonic() - since >= settle:
-                return screen
-            time.sleep(0.05)
-        raise SystemExit(f"gave up waiting for {what}; screen:\n{last}")
-
-    def wait_sign(self, sign: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
-        """A screen where ``sign`` holds, taken a moment after it first did (for states that animate
-        and never settle: the moment lets the CLI finish drawing)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if sign(self.screen()):
-                time.sleep(0.3)
-                screen = self.screen()
-                if sign(screen):
-                    return screen
-            time.sleep(0.05)
-        raise SystemExit(f"gave up waiting for {what}; screen:\n{self.screen()}")
-
-    def catch(self, sign: Callable[[str], bool], timeout: float = 10.0) -> str | None:
-        """The first screen where ``sign`` holds, polling as fast as tmux answers (for states that last
-        a fraction of a second); None when none showed within ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if sign(screen):
-                return screen
-        return None
-
-    def save(self, name: str, screen: str, status: str, *, last_message: str | None = None,
-             dialog: str | None = None, note: str = "") -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / f"{name}.txt").write_text(screen + "\n", encoding="utf-8")
-        entry: dict = {"status": status, "size": list(self.size)}
-        if last_message is not None:
-            entry["last_message"] = last_message
-        if dialog is not None:
-            entry["dialog"] = dialog
-        if note:
-            entry["note"] = note
-        self.manifest[name] = entry
-        print(f"  {name}: {status}")
-
-    def type(self, text: str) -> None:
-        self.backend.send_text(self.terminal_id, text, enter_count=1, submit_delay=0.0)
-
-    def keys(self, *keys: str) -> None:
-        self.backend.send_keys(self.terminal_id, list(keys))
-
-
 def _footer(screen: str) -> str:
     rows = [row for row in screen.splitlines() if row.strip()]
     return rows[-1] if rows else ""
@@ -216,7 +112,7 @@ def _busy(screen: str) -> bool:
     return " Working" in _footer(screen)
 
 
-def record_main(rec: Recorder, suffix: str = "") -> None:
+def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     """idle, processing, completed (plain and after a tool), error: the default (allow-all) launch."""
     script = rec.server.script
     gate = threading.Event()
@@ -245,12 +141,12 @@ def record_main(rec: Recorder, suffix: str = "") -> None:
     rec.stop()
 
 
-def record_tool_and_cancel(rec: Recorder) -> None:
+def record_tool_and_cancel(rec: ScreenRecorder) -> None:
     """processing while a shell command runs, the user cancelling it (idle again), an MCP tool call."""
     script = rec.server.script
     probe = str(Path(__file__).with_name("probe_mcp.py"))
     mcp = {"probe": {"type": "stdio", "command": sys.executable, "args": [probe]}}
-    rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."), mcp=mcp)
+    rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."), mcp_servers=mcp)
     rec.wait(_box_ready, "the prompt")
     # No answer after the call: a cancelled turn asks the model for nothing more.
     script.add(call_tool("bash", {"command": "sleep 30", "description": "Wait for the build"}))
@@ -270,7 +166,7 @@ def record_tool_and_cancel(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_between_steps(rec: Recorder, attempts: int = 8) -> None:
+def record_between_steps(rec: ScreenRecorder, attempts: int = 8) -> None:
     """processing: a tool has run (or failed) and the model's next step has not started. For a moment the
     footer shows its idle hints; only the tool call as the turn's last item tells the turn is not over."""
     script = rec.server.script
@@ -301,7 +197,7 @@ def record_between_steps(rec: Recorder, attempts: int = 8) -> None:
     rec.stop()
 
 
-def record_restricted(rec: Recorder) -> None:
+def record_restricted(rec: ScreenRecorder) -> None:
     """The trust dialog and a permission prompt: a profile that allows only git among shell commands."""
     script = rec.server.script
     rec.start(profile=AgentProfile(name="careful", system_prompt="You are careful."),
@@ -322,7 +218,7 @@ def record_restricted(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_question(rec: Recorder) -> None:
+def record_question(rec: ScreenRecorder) -> None:
     """waiting_user_answer: the model asks the user to choose (the ask_user tool)."""
     question = {"message": "Which database should I use?",
                 "requestedSchema": {"properties": {"db": {"type": "string", "title": "Database",
@@ -340,7 +236,7 @@ def record_question(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_unreachable(rec: Recorder) -> None:
+def record_unreachable(rec: ScreenRecorder) -> None:
     """processing while Copilot retries a model provider it cannot reach, then the error it ends with."""
     rec.start(env={"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:9"})
     rec.wait(_box_ready, "the prompt")
@@ -354,7 +250,7 @@ def record_unreachable(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_refusals(rec: Recorder) -> None:
+def record_refusals(rec: ScreenRecorder) -> None:
     """error: Copilot CLI refusing to start (it exits at once; the kernel also gets an 'exited' event)."""
     rec.start(env={"COPILOT_PROVIDER_BASE_URL": ""})
     screen = rec.wait(lambda s: "Offline mode requires" in s, "the refusal", settle=0.3)
@@ -368,7 +264,7 @@ def record_refusals(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_signed_out(rec: Recorder) -> None:
+def record_signed_out(rec: ScreenRecorder) -> None:
     """error: no model provider and no GitHub account (or token) to use Copilot's own models."""
     rec.start(env={name: "" for name in PROVIDER_VARS})
     screen = rec.wait(lambda s: "Please use /login" in s and _box_ready(s), "the sign-in request")
@@ -379,7 +275,7 @@ def record_signed_out(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_first_run(rec: Recorder, root: Path) -> None:
+def record_first_run(rec: ScreenRecorder, root: Path) -> None:
     """unknown: the animated banner of the very first start (a config folder Copilot has never used)."""
     fresh = root / "fresh-copilot-home"
     shutil.rmtree(fresh, ignore_errors=True)
@@ -389,77 +285,44 @@ def record_first_run(rec: Recorder, root: Path) -> None:
     rec.stop()
 
 
-@contextlib.contextmanager
-def _environment(env: dict[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", default=TESTED_VERSIONS[-1], help="Copilot CLI version to record")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder for the screens (default: tests/screens/<version>)")
-    args = parser.parse_args(argv)
-
-    from cao_kernel.testing.tmux import private_tmux_socket
-    from cao_tmux.backend import TmuxBackend
-
+    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="Copilot CLI").parse_args(argv)
     # The CLI unpacks ~240 MB on its first start (even for --version): one shared copy, not one per HOME.
     pkg_cache = cache_root() / "copilot-pkg"
     os.environ["COPILOT_PKG_CACHE_HOME"] = str(pkg_cache)
     cli = install_npm_cli(PACKAGE, args.version, "copilot")
     out = args.out or SCREENS / args.version
     # A fixed, machine-neutral folder: Copilot prints the working folder's full path.
-    root = Path(tempfile.gettempdir()) / "cao-screens-copilot-cli"
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(mode=0o700)
-    try:
-        with AnthropicServer(Script()) as server:
-            sandbox = make_sandbox(root, env=copilot_env(server.url, cli.binary, pkg_cache))
-            env = {k: v for k, v in sandbox.env.items() if k not in ACCOUNT_VARS}
-            seed_first_launch(sandbox.home / ".copilot")
-            with _environment(env), private_tmux_socket() as tmux:
-                backend = TmuxBackend(home_dir=root / "cao-home", socket_path=tmux.socket_path,
-                                      config_file=tmux.config_file)
-                try:
-                    print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
-                    if out.exists():
-                        shutil.rmtree(out)
-                    rec = Recorder(backend, server, sandbox.home, out, (220, 50))
-                    record_main(rec)
-                    record_tool_and_cancel(rec)
-                    record_between_steps(rec)
-                    record_restricted(rec)
-                    record_question(rec)
-                    record_refusals(rec)
-                    record_unreachable(rec)
-                    record_signed_out(rec)
-                    record_first_run(rec, root)
-                    narrow = Recorder(backend, server, sandbox.home, out, (100, 30))
-                    record_main(narrow, suffix="-100x30")
-                finally:
-                    backend.close()
-                manifest = {
-                    "package": PACKAGE,
-                    "version": args.version,
-                    "version_output": cli.version_output,
-                    "source": "recorded",
-                    "recorded_with": "providers/cao-provider-copilot-cli/scripts/record_screens.py",
-                    "screens": {**rec.manifest, **narrow.manifest},
-                }
-                (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
-                                                   encoding="utf-8")
-            server.assert_healthy()
-            server.script.assert_done()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    with neutral_root("cao-screens-copilot-cli") as root, AnthropicServer(Script()) as server:
+        sandbox = make_sandbox(root, env=copilot_env(server.url, cli.binary, pkg_cache))
+        env = {k: v for k, v in sandbox.env.items() if k not in ACCOUNT_VARS}
+        seed_first_launch(sandbox.home / ".copilot")
+        with environment(env), tmux_backend(root / "cao-home") as backend:
+            print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
+            if out.exists():
+                shutil.rmtree(out)
+
+            def recorder(size: tuple[int, int]) -> ScreenRecorder:
+                return ScreenRecorder(backend, copilot_cli_provider().launch, provider=NAME, server=server,
+                                      workdir=sandbox.home / "project", out=out, size=size, settle=0.8)
+
+            rec = recorder((220, 50))
+            record_main(rec)
+            record_tool_and_cancel(rec)
+            record_between_steps(rec)
+            record_restricted(rec)
+            record_question(rec)
+            record_refusals(rec)
+            record_unreachable(rec)
+            record_signed_out(rec)
+            record_first_run(rec, root)
+            narrow = recorder((100, 30))
+            record_main(narrow, suffix="-100x30")
+        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
+                       recorded_with="providers/cao-provider-copilot-cli/scripts/record_screens.py",
+                       screens={**rec.manifest, **narrow.manifest})
+        server.assert_healthy()
+        server.script.assert_done()
     return 0
 
 

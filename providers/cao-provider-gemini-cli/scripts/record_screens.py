@@ -18,22 +18,26 @@ the screen to settle on the sign it expects.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import json
-import os
 import shutil
 import sys
-import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalLaunch
+import attrs
+
+from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan
 from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
 from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
 from cao_kernel.testing.models.gemini import GeminiServer
+from cao_kernel.testing.recorder import (
+    ScreenRecorder,
+    environment,
+    json_edit,
+    neutral_root,
+    recording_arguments,
+    tmux_backend,
+    write_manifest,
+)
 from cao_provider_gemini_cli.provider import NAME, TESTED_VERSIONS, gemini_cli_provider
 
 PACKAGE = "@google/gemini-cli"
@@ -52,106 +56,8 @@ LONG_ANSWER_SHOWN = LONG_ANSWER.replace("\n- ", "\n - ")
 SPINNER = "esc to cancel"
 
 
-class Recorder:
-    """One Gemini CLI terminal on a private tmux server, and the screens saved from it."""
-
-    def __init__(self, backend, server: GeminiServer, sandbox_home: Path, out: Path,
-                 size: tuple[int, int]) -> None:
-        self.backend = backend
-        self.server = server
-        self.workdir = sandbox_home / "project"
-        self.workdir.mkdir(exist_ok=True)
-        self.out = out
-        self.size = size
-        self.manifest: dict[str, dict] = {}
-        self.terminal_id = ""
-        self._count = 0
-
-    def start(self, *, profile: AgentProfile | None = None, yolo: bool = False,
-              edit_settings: Callable[[dict], None] | None = None, drop_env: tuple[str, ...] = ()) -> None:
-        self._count += 1
-        self.terminal_id = f"{self._count:08x}"
-        runtime = Path(tempfile.mkdtemp(prefix="rt-", dir=self.workdir.parent))
-        terminal = Terminal(id=self.terminal_id, name=f"rec-{self._count}",
-                            session_name=f"cao-rec{self._count}", provider=NAME,
-                            agent_profile=profile.name if profile else "recorder")
-        ctx = LaunchContext(terminal=terminal, profile=profile, working_directory=str(self.workdir),
-                            runtime_dir=str(runtime), yolo=yolo, model=MODEL)
-        plan = gemini_cli_provider().launch(ctx)
-        for name, content in plan.files.items():
-            target = runtime / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if name.endswith("settings.json") and edit_settings is not None:
-                settings = json.loads(content)
-                edit_settings(settings)
-                content = json.dumps(settings)
-            target.write_text(content, encoding="utf-8")
-        env = {name: value for name, value in plan.env.items() if name not in drop_env}
-        width, height = self.size
-        self.backend.create_terminal(TerminalLaunch(
-            terminal_id=self.terminal_id, session_name=terminal.session_name, window_name=terminal.name,
-            working_directory=str(self.workdir), argv=plan.argv, env=env, width=width, height=height,
-        ))
-        # The backend streams output to whoever watches; an unread stream would stall the program.
-        self.backend.watch(self.terminal_id, lambda event: None)
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            self.backend.unwatch(self.terminal_id)
-        with contextlib.suppress(Exception):
-            self.backend.kill_terminal(self.terminal_id)
-
-    def screen(self) -> str:
-        return self.backend.capture(self.terminal_id)
-
-    def wait(self, sign: Callable[[str], bool], what: str, timeout: float = 30.0, settle: float = 0.6) -> str:
-        """The screen once ``sign`` holds and the screen stayed the same for ``settle`` seconds."""
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if screen != last:
-                last, since = screen, time.monotonic()
-            elif sign(screen) and time.monotonic() - since >= settle:
-                return screen
-            time.sleep(0.05)
-        raise SystemExit(f"gave up waiting for {what}; screen:\n{last}")
-
-    def wait_sign(self, sign: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
-        """A screen where ``sign`` holds, taken a moment after it first did (for states that animate
-        and never settle: the moment lets the CLI finish drawing)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if sign(self.screen()):
-                time.sleep(0.3)
-                screen = self.screen()
-                if sign(screen):
-                    return screen
-            time.sleep(0.05)
-        raise SystemExit(f"gave up waiting for {what}; screen:\n{self.screen()}")
-
-    def save(self, name: str, screen: str, status: str, *, last_message: str | None = None,
-             dialog: str | None = None, note: str = "") -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / f"{name}.txt").write_text(screen + "\n", encoding="utf-8")
-        entry: dict = {"status": status, "size": list(self.size)}
-        if last_message is not None:
-            entry["last_message"] = last_message
-        if dialog is not None:
-            entry["dialog"] = dialog
-        if note:
-            entry["note"] = note
-        self.manifest[name] = entry
-        print(f"  {name}: {status}")
-
-    def type(self, text: str) -> None:
-        # Typed the way the kernel types: with the provider's Enter count and submit delay.
-        caps = gemini_cli_provider().capabilities
-        self.backend.send_text(self.terminal_id, text, enter_count=caps.enter_count,
-                               submit_delay=caps.submit_delay)
-
-    def keys(self, *keys: str) -> None:
-        self.backend.send_keys(self.terminal_id, list(keys))
+def _launch(ctx: LaunchContext) -> LaunchPlan:
+    return gemini_cli_provider().launch(attrs.evolve(ctx, model=MODEL))
 
 
 def _prompt_ready(screen: str) -> bool:
@@ -169,7 +75,7 @@ def _starting(screen: str) -> bool:
         and not any(row.startswith(" > ") for row in rows)
 
 
-def record_main(rec: Recorder, suffix: str = "") -> None:
+def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     """idle, processing, completed (plain and after a tool), error: the default (yolo) launch."""
     script = rec.server.script
     gate = threading.Event()
@@ -212,7 +118,7 @@ def record_main(rec: Recorder, suffix: str = "") -> None:
     rec.stop()
 
 
-def record_permission(rec: Recorder) -> None:
+def record_permission(rec: ScreenRecorder) -> None:
     """waiting_user_answer: a tool approval under the default approval mode."""
     script = rec.server.script
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
@@ -229,7 +135,7 @@ def record_permission(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_question(rec: Recorder) -> None:
+def record_question(rec: ScreenRecorder) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (ask_user)."""
     question = {"questions": [{
         "question": "Which database should I use?", "header": "Database", "type": "choice",
@@ -248,9 +154,9 @@ def record_question(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_dialogs(rec: Recorder) -> None:
+def record_dialogs(rec: ScreenRecorder) -> None:
     """Start-up dialogs, shown when the private home lacks the answer (kept to pin their wording)."""
-    rec.start(drop_env=("GEMINI_CLI_TRUST_WORKSPACE",))
+    rec.start(plan_env={"GEMINI_CLI_TRUST_WORKSPACE": None})
     screen = rec.wait(lambda s: "Do you trust the files in this folder?" in s, "the trust dialog")
     rec.save("dialog_trust_folder", screen, "waiting_user_answer", dialog="trust folder",
              note="start-up dialog")
@@ -259,7 +165,7 @@ def record_dialogs(rec: Recorder) -> None:
     def no_sign_in(settings: dict) -> None:
         settings.get("security", {}).pop("auth", None)
 
-    rec.start(edit_settings=no_sign_in)
+    rec.start(edit_file=json_edit("settings.json", no_sign_in))
     screen = rec.wait(lambda s: "How would you like to authenticate" in s, "the sign-in dialog")
     rec.save("dialog_sign_in_method", screen, "waiting_user_answer", dialog="sign-in method",
              note="start-up dialog")
@@ -272,7 +178,7 @@ def record_dialogs(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_exit(rec: Recorder) -> None:
+def record_exit(rec: ScreenRecorder) -> None:
     """error: Gemini CLI refusing an approval mode it does not know (it prints its usage and exits)."""
     rec.start(profile=AgentProfile(name="odd", permission_mode="autopilot"))
     screen = rec.wait(lambda s: "--help" in s, "the refusal", settle=0.5)
@@ -281,69 +187,41 @@ def record_exit(rec: Recorder) -> None:
     rec.stop()
 
 
-@contextlib.contextmanager
-def _environment(env: dict[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", default=TESTED_VERSIONS[-1], help="Gemini CLI version to record")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder for the screens (default: tests/screens/<version>)")
-    args = parser.parse_args(argv)
-
-    from cao_kernel.testing.tmux import private_tmux_socket
-    from cao_tmux.backend import TmuxBackend
-
+    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="Gemini CLI").parse_args(argv)
     cli = install_npm_cli(PACKAGE, args.version, "gemini")
     out = args.out or SCREENS / args.version
     # A fixed, machine-neutral folder (the footer shows the working folder's path), this recorder's own:
     # recorders of other CLIs may run at the same time.
-    root = Path(tempfile.gettempdir()) / "cao-screens-gemini-cli"
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(mode=0o700)
-    try:
-        with GeminiServer(Script()) as server:
-            sandbox = make_sandbox(root, env={
-                **server.client_env(), "CAO_GEMINI_CLI_BIN": str(cli.binary), "TERM": "xterm-256color",
-            })
-            with _environment(dict(sandbox.env)), private_tmux_socket() as tmux:
-                backend = TmuxBackend(home_dir=root / "cao-home", socket_path=tmux.socket_path,
-                                      config_file=tmux.config_file)
-                print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
-                if out.exists():
-                    shutil.rmtree(out)
-                rec = Recorder(backend, server, sandbox.home, out, (220, 50))
-                record_main(rec)
-                record_permission(rec)
-                record_question(rec)
-                record_dialogs(rec)
-                record_exit(rec)
-                narrow = Recorder(backend, server, sandbox.home, out, (100, 30))
-                record_main(narrow, suffix="-100x30")
-                manifest = {
-                    "package": PACKAGE,
-                    "version": args.version,
-                    "version_output": cli.version_output,
-                    "source": "recorded",
-                    "recorded_with": "providers/cao-provider-gemini-cli/scripts/record_screens.py",
-                    "screens": {**rec.manifest, **narrow.manifest},
-                }
-                (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
-                                                   encoding="utf-8")
-                backend.close()
-            server.assert_healthy()
-            server.script.assert_done()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    with neutral_root("cao-screens-gemini-cli") as root, GeminiServer(Script()) as server:
+        sandbox = make_sandbox(root, env={
+            **server.client_env(), "CAO_GEMINI_CLI_BIN": str(cli.binary), "TERM": "xterm-256color",
+        })
+        # Typed the way the kernel types: with the provider's Enter count and submit delay.
+        caps = gemini_cli_provider().capabilities
+        with environment(sandbox.env), tmux_backend(root / "cao-home") as backend:
+            print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
+            if out.exists():
+                shutil.rmtree(out)
+
+            def recorder(size: tuple[int, int]) -> ScreenRecorder:
+                return ScreenRecorder(backend, _launch, provider=NAME, server=server,
+                                      workdir=sandbox.home / "project", out=out, size=size,
+                                      enter_count=caps.enter_count, submit_delay=caps.submit_delay)
+
+            rec = recorder((220, 50))
+            record_main(rec)
+            record_permission(rec)
+            record_question(rec)
+            record_dialogs(rec)
+            record_exit(rec)
+            narrow = recorder((100, 30))
+            record_main(narrow, suffix="-100x30")
+        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
+                       recorded_with="providers/cao-provider-gemini-cli/scripts/record_screens.py",
+                       screens={**rec.manifest, **narrow.manifest})
+        server.assert_healthy()
+        server.script.assert_done()
     return 0
 
 

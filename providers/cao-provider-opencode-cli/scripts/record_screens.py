@@ -19,23 +19,27 @@ waits for the screen to settle on the sign it expects.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
-import os
 import re
 import shutil
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalLaunch
+from cao_hookspecs import AgentProfile
 from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
 from cao_kernel.testing.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
+from cao_kernel.testing.recorder import (
+    ScreenRecorder,
+    environment,
+    neutral_root,
+    recording_arguments,
+    tmux_backend,
+    write_manifest,
+)
 from cao_provider_opencode_cli.provider import NAME, PACKAGE, TESTED_VERSIONS, opencode_provider
 
 SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
@@ -50,6 +54,7 @@ LONG_ANSWER = (
 )
 # What OpenCode shows of LONG_ANSWER: Markdown is rendered (list items keep their dash).
 LONG_SHOWN = LONG_ANSWER
+PROFILE = AgentProfile(name="recorder", system_prompt="You answer briefly.")
 _FINISHED = re.compile(r"^▣ .+ · .+ · \d[\dhms. ]*$", re.MULTILINE)
 
 
@@ -63,105 +68,12 @@ def global_config(server_url: str, **extra: object) -> dict:
     }
 
 
-class Recorder:
-    """One OpenCode terminal on a private tmux server, and the screens saved from it."""
-
-    def __init__(self, backend, server: AnthropicServer, sandbox_home: Path, out: Path,
-                 size: tuple[int, int]) -> None:
-        self.backend = backend
-        self.server = server
-        self.home = sandbox_home
-        self.workdir = sandbox_home / "project"
-        self.workdir.mkdir(exist_ok=True)
-        self.out = out
-        self.size = size
-        self.manifest: dict[str, dict] = {}
-        self.terminal_id = ""
-        self._count = 0
-
-    def user_config(self, **extra: object) -> None:
-        folder = self.home / ".config" / "opencode"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "opencode.json").write_text(json.dumps(global_config(self.server.url, **extra), indent=2),
-                                              encoding="utf-8")
-
-    def start(self, *, profile: AgentProfile | None = None, env: dict[str, str] | None = None,
-              extra_args: tuple[str, ...] = ()) -> None:
-        self._count += 1
-        self.terminal_id = f"{self._count:08x}"
-        runtime = Path(tempfile.mkdtemp(prefix="rt-", dir=self.home.parent))
-        profile = profile or AgentProfile(name="recorder", system_prompt="You answer briefly.")
-        terminal = Terminal(id=self.terminal_id, name=f"rec-{self._count}",
-                            session_name=f"cao-rec{self._count}", provider=NAME, agent_profile=profile.name)
-        ctx = LaunchContext(terminal=terminal, profile=profile, working_directory=str(self.workdir),
-                            runtime_dir=str(runtime), env=env or {})
-        plan = opencode_provider().launch(ctx)
-        for name, content in plan.files.items():
-            target = runtime / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
-        width, height = self.size
-        self.backend.create_terminal(TerminalLaunch(
-            terminal_id=self.terminal_id, session_name=terminal.session_name, window_name=terminal.name,
-            working_directory=str(self.workdir), argv=(*plan.argv, *extra_args),
-            env={**(env or {}), **plan.env},
-            width=width, height=height,
-        ))
-        # The backend streams output to whoever watches; an unread stream would stall the program.
-        self.backend.watch(self.terminal_id, lambda event: None)
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            self.backend.unwatch(self.terminal_id)
-        with contextlib.suppress(Exception):
-            self.backend.kill_terminal(self.terminal_id)
-
-    def screen(self) -> str:
-        return self.backend.capture(self.terminal_id)
-
-    def wait(self, sign: Callable[[str], bool], what: str, timeout: float = 60.0, settle: float = 0.8) -> str:
-        """The screen once ``sign`` holds and the screen stayed the same for ``settle`` seconds."""
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if screen != last:
-                last, since = screen, time.monotonic()
-            elif sign(screen) and time.monotonic() - since >= settle:
-                return screen
-            time.sleep(0.05)
-        raise SystemExit(f"gave up waiting for {what}; screen:\n{last}")
-
-    def wait_sign(self, sign: Callable[[str], bool], what: str, timeout: float = 60.0) -> str:
-        """A screen where ``sign`` holds, taken a moment after it first did (for states that animate
-        and never settle: the moment lets the CLI finish drawing)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if sign(self.screen()):
-                time.sleep(0.4)
-                screen = self.screen()
-                if sign(screen):
-                    return screen
-            time.sleep(0.05)
-        raise SystemExit(f"gave up waiting for {what}; screen:\n{self.screen()}")
-
-    def save(self, name: str, screen: str, status: str, *, last_message: str | None = None,
-             note: str = "") -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / f"{name}.txt").write_text(screen + "\n", encoding="utf-8")
-        entry: dict = {"status": status, "size": list(self.size)}
-        if last_message is not None:
-            entry["last_message"] = last_message
-        if note:
-            entry["note"] = note
-        self.manifest[name] = entry
-        print(f"  {name}: {status}")
-
-    def type(self, text: str, *, enter: bool = True) -> None:
-        self.backend.send_text(self.terminal_id, text, enter_count=1 if enter else 0, submit_delay=0.0)
-
-    def keys(self, *keys: str) -> None:
-        self.backend.send_keys(self.terminal_id, list(keys))
+def user_config(rec: ScreenRecorder, **extra: object) -> None:
+    """Write the sandbox user's OpenCode config (``extra``: more top-level settings)."""
+    folder = rec.workdir.parent / ".config" / "opencode"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "opencode.json").write_text(json.dumps(global_config(rec.server.url, **extra), indent=2),
+                                          encoding="utf-8")
 
 
 def _ready(screen: str) -> bool:
@@ -173,11 +85,11 @@ def _finished(text: str) -> Callable[[str], bool]:
     return lambda s: text in s and _ready(s) and bool(_FINISHED.search(s))
 
 
-def record_main(rec: Recorder, suffix: str = "") -> None:
+def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     """idle, processing (model and tool), completed (plain and after a tool), error, interrupted."""
     script = rec.server.script
     gate = threading.Event()
-    rec.user_config()
+    user_config(rec)
     rec.start()
     rec.save(f"idle{suffix}", rec.wait(lambda s: _ready(s) and "Ask anything" in s, "the prompt"), "idle")
     rec.type("Fix the flaky test", enter=False)
@@ -225,10 +137,10 @@ def record_main(rec: Recorder, suffix: str = "") -> None:
     rec.stop()
 
 
-def record_prompts(rec: Recorder) -> None:
+def record_prompts(rec: ScreenRecorder) -> None:
     """waiting_user_answer: a permission prompt (OpenCode's own rules, bash set to ask) and a question."""
     script = rec.server.script
-    rec.user_config(permission={"bash": "ask"})
+    user_config(rec, permission={"bash": "ask"})
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_ready, "the prompt")
     script.add(call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
@@ -247,7 +159,7 @@ def record_prompts(rec: Recorder) -> None:
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
-    rec.user_config()
+    user_config(rec)
     rec.start()
     rec.wait(_ready, "the prompt")
     script.add(call_tool("question", question), reply("Going with SQLite."))
@@ -267,9 +179,9 @@ def record_prompts(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_failures(rec: Recorder) -> None:
+def record_failures(rec: ScreenRecorder) -> None:
     """error: OpenCode stopping at start-up (a broken user config), and a turn without any model provider."""
-    folder = rec.home / ".config" / "opencode"
+    folder = rec.workdir.parent / ".config" / "opencode"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "opencode.json").write_text('{"model": "anthropic/claude-sonnet-4-5",\n', encoding="utf-8")
     rec.start()
@@ -278,7 +190,7 @@ def record_failures(rec: Recorder) -> None:
              note="the program exited; the kernel also gets an 'exited' event")
     rec.stop()
 
-    rec.user_config()
+    user_config(rec)
     # What OpenCode shows for an option it does not know (as a release without --mini would): its usage.
     rec.start(extra_args=("--no-such-option",))
     screen = rec.wait(lambda s: "Options:" in s and "--mini" in s, "the usage text", settle=0.3)
@@ -294,19 +206,7 @@ def record_failures(rec: Recorder) -> None:
     rec.save("error_no_provider", screen, "error",
              note="no model provider is configured: the first message fails with a stack trace")
     rec.stop()
-    rec.user_config()
-
-
-@contextlib.contextmanager
-def _environment(env: dict[str, str]) -> Iterator[None]:
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    user_config(rec)
 
 
 def sandbox_env(cli_binary: Path) -> dict[str, str]:
@@ -321,54 +221,36 @@ def sandbox_env(cli_binary: Path) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", default=TESTED_VERSIONS[-1], help="OpenCode version to record")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder for the screens (default: tests/screens/<version>)")
-    args = parser.parse_args(argv)
-
-    from cao_kernel.testing.tmux import private_tmux_socket
-    from cao_tmux.backend import TmuxBackend
-
+    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="OpenCode").parse_args(argv)
     cli = install_npm_cli(PACKAGE, args.version, "opencode")
     out = args.out or SCREENS / args.version
     # A fixed, machine-neutral folder: OpenCode prints the working folder's path.
-    root = Path(tempfile.gettempdir()) / "cao-screens"
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(mode=0o700)
-    try:
-        with AnthropicServer(Script()) as server:
-            wanted = sandbox_env(cli.binary)
-            sandbox = make_sandbox(root, env=wanted)
-            # The user's own OpenCode settings stay out of the recording.
-            env = {k: v for k, v in sandbox.env.items() if not k.startswith("OPENCODE_") or k in wanted}
-            with _environment(env), private_tmux_socket() as tmux:
-                backend = TmuxBackend(home_dir=root / "cao-home", socket_path=tmux.socket_path,
-                                      config_file=tmux.config_file)
-                print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
-                if out.exists():
-                    shutil.rmtree(out)
-                rec = Recorder(backend, server, sandbox.home, out, (220, 50))
-                record_main(rec)
-                record_prompts(rec)
-                record_failures(rec)
-                narrow = Recorder(backend, server, sandbox.home, out, (100, 30))
-                record_main(narrow, suffix="-100x30")
-                manifest = {
-                    "package": PACKAGE,
-                    "version": args.version,
-                    "version_output": cli.version_output,
-                    "source": "recorded",
-                    "recorded_with": "providers/cao-provider-opencode-cli/scripts/record_screens.py",
-                    "screens": {**rec.manifest, **narrow.manifest},
-                }
-                (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
-                                                   encoding="utf-8")
-                backend.close()
-            server.assert_healthy()
-            server.script.assert_done()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    with neutral_root("cao-screens") as root, AnthropicServer(Script()) as server:
+        wanted = sandbox_env(cli.binary)
+        sandbox = make_sandbox(root, env=wanted)
+        # The user's own OpenCode settings stay out of the recording.
+        env = {k: v for k, v in sandbox.env.items() if not k.startswith("OPENCODE_") or k in wanted}
+        with environment(env), tmux_backend(root / "cao-home") as backend:
+            print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
+            if out.exists():
+                shutil.rmtree(out)
+
+            def recorder(size: tuple[int, int]) -> ScreenRecorder:
+                return ScreenRecorder(backend, opencode_provider().launch, provider=NAME, server=server,
+                                      workdir=sandbox.home / "project", out=out, size=size, profile=PROFILE,
+                                      timeout=60.0, settle=0.8, pause=0.4, runtime_root=sandbox.home.parent)
+
+            rec = recorder((220, 50))
+            record_main(rec)
+            record_prompts(rec)
+            record_failures(rec)
+            narrow = recorder((100, 30))
+            record_main(narrow, suffix="-100x30")
+        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
+                       recorded_with="providers/cao-provider-opencode-cli/scripts/record_screens.py",
+                       screens={**rec.manifest, **narrow.manifest})
+        server.assert_healthy()
+        server.script.assert_done()
     return 0
 
 

@@ -19,10 +19,6 @@ package once per machine), use the model server it speaks (``anthropic.Anthropic
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import json
-import os
 import re
 import shlex
 import shutil
@@ -30,14 +26,19 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalLaunch
+from cao_hookspecs import AgentProfile
 from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
 from cao_kernel.testing.models.anthropic import AnthropicServer
 from cao_kernel.testing.models.cli import make_sandbox
+from cao_kernel.testing.recorder import (
+    ScreenRecorder,
+    environment,
+    recording_arguments,
+    tmux_backend,
+    write_manifest,
+)
 from {{ cookiecutter.__module }}.launch import BINARY
 from {{ cookiecutter.__module }}.provider import NAME, provider
 
@@ -63,83 +64,6 @@ def cli_program(bin_dir: Path) -> Path:
     return launcher
 
 
-class Recorder:
-    """One terminal at a time on a private tmux server, and the screens saved from it."""
-
-    def __init__(self, backend, server: AnthropicServer, workdir: Path, out: Path) -> None:
-        self.backend = backend
-        self.server = server
-        self.workdir = workdir
-        self.out = out
-        self.manifest: dict[str, dict] = {}
-        self.terminal_id = ""
-        self._count = 0
-
-    def start(self, profile: AgentProfile | None = None) -> None:
-        self._count += 1
-        self.terminal_id = f"{self._count:08x}"
-        runtime = Path(tempfile.mkdtemp(prefix="rt-", dir=self.workdir.parent))
-        terminal = Terminal(id=self.terminal_id, name=f"rec-{self._count}",
-                            session_name=f"cao-rec{self._count}", provider=NAME,
-                            agent_profile=profile.name if profile else "recorder")
-        ctx = LaunchContext(terminal=terminal, profile=profile, working_directory=str(self.workdir),
-                            runtime_dir=str(runtime))
-        plan = provider().launch(ctx)
-        for name, content in plan.files.items():
-            target = runtime / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
-        width, height = SIZE
-        self.backend.create_terminal(TerminalLaunch(
-            terminal_id=self.terminal_id, session_name=terminal.session_name, window_name=terminal.name,
-            working_directory=str(self.workdir), argv=plan.argv, env=plan.env, width=width, height=height,
-        ))
-        # The backend streams output to whoever watches; an unread stream would stall the program.
-        self.backend.watch(self.terminal_id, lambda event: None)
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            self.backend.unwatch(self.terminal_id)
-        with contextlib.suppress(Exception):
-            self.backend.kill_terminal(self.terminal_id)
-
-    def screen(self) -> str:
-        return self.backend.capture(self.terminal_id)
-
-    def wait(self, sign: Callable[[str], bool], what: str, timeout: float = 20.0, settle: float = 0.5) -> str:
-        """The screen once ``sign`` holds and the screen stayed the same for ``settle`` seconds."""
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if screen != last:
-                last, since = screen, time.monotonic()
-            elif sign(screen) and time.monotonic() - since >= settle:
-                return screen
-            time.sleep(0.05)
-        raise SystemExit(f"gave up waiting for {what}; screen:\n{last}")
-
-    def save(self, name: str, screen: str, status: str, *, last_message: str | None = None,
-             dialog: str | None = None, note: str = "") -> None:
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / f"{name}.txt").write_text(screen + "\n", encoding="utf-8")
-        entry: dict = {"status": status, "size": list(SIZE)}
-        if last_message is not None:
-            entry["last_message"] = last_message
-        if dialog is not None:
-            entry["dialog"] = dialog
-        if note:
-            entry["note"] = note
-        self.manifest[name] = entry
-        print(f"  {name}: {status}")
-
-    def type(self, text: str) -> None:
-        self.backend.send_text(self.terminal_id, text, enter_count=1, submit_delay=0.0)
-
-    def keys(self, *keys: str) -> None:
-        self.backend.send_keys(self.terminal_id, list(keys))
-
-
 def _bottom(screen: str) -> str:
     rows = [row for row in screen.splitlines() if row.strip()]
     return rows[-1] if rows else ""
@@ -149,7 +73,7 @@ def _prompt_back(screen: str) -> bool:
     return _bottom(screen) == ">"
 
 
-def record_dialogs(rec: Recorder) -> None:
+def record_dialogs(rec: ScreenRecorder) -> None:
     """The trust question, shown the first time the CLI starts in a folder."""
     rec.start()
     screen = rec.wait(lambda s: _bottom(s) == "Trust this folder? [y/n]", "the trust question")
@@ -159,7 +83,7 @@ def record_dialogs(rec: Recorder) -> None:
     rec.stop()
 
 
-def record_turns(rec: Recorder) -> None:
+def record_turns(rec: ScreenRecorder) -> None:
     """idle, processing, completed, waiting_user_answer, error: one terminal, one turn after another."""
     script = rec.server.script
     rec.start(AgentProfile(name="recorder", system_prompt="You answer briefly."))
@@ -197,19 +121,6 @@ def record_turns(rec: Recorder) -> None:
     rec.stop()
 
 
-@contextlib.contextmanager
-def _environment(env: dict[str, str]) -> Iterator[None]:
-    # The tmux server (started by the first terminal) and launch() both read os.environ.
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def _version(program: Path, env: dict[str, str]) -> tuple[str, str]:
     done = subprocess.run([str(program), *provider().version_args], capture_output=True, text=True, env=env,
                           timeout=60, check=True)
@@ -221,14 +132,7 @@ def _version(program: Path, env: dict[str, str]) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder for the screens (default: tests/screens/<version>)")
-    args = parser.parse_args(argv)
-
-    from cao_kernel.testing.tmux import private_tmux_socket
-    from cao_tmux.backend import TmuxBackend
-
+    args = recording_arguments(__doc__).parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="cao-screens-"))
     try:
         bin_dir = root / "bin"
@@ -238,28 +142,17 @@ def main(argv: list[str] | None = None) -> int:
             sandbox = make_sandbox(root / "sandbox", env=server.client_env(), path=[bin_dir])
             version, version_output = _version(program, dict(sandbox.env))
             out = args.out or SCREENS / version
-            workdir = sandbox.home / "project"
-            workdir.mkdir()
-            with _environment(dict(sandbox.env)), private_tmux_socket() as tmux:
-                backend = TmuxBackend(home_dir=root / "cao-home", socket_path=tmux.socket_path,
-                                      config_file=tmux.config_file)
+            with environment(sandbox.env), tmux_backend(root / "cao-home") as backend:
                 print(f"recording {PACKAGE} {version} ({version_output}) into {out}")
                 if out.exists():
                     shutil.rmtree(out)
-                rec = Recorder(backend, server, workdir, out)
+                rec = ScreenRecorder(backend, provider().launch, provider=NAME, server=server,
+                                     workdir=sandbox.home / "project", out=out, size=SIZE,
+                                     timeout=20.0, settle=0.5)
                 record_dialogs(rec)
                 record_turns(rec)
-                backend.close()
-            manifest = {
-                "package": PACKAGE,
-                "version": version,
-                "version_output": version_output,
-                "source": "recorded",
-                "recorded_with": RECORDED_WITH,
-                "screens": rec.manifest,
-            }
-            (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
-                                               encoding="utf-8")
+            write_manifest(out, package=PACKAGE, version=version, version_output=version_output,
+                           recorded_with=RECORDED_WITH, screens=rec.manifest)
             server.assert_healthy()
             server.script.assert_done()
     finally:
