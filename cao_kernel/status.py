@@ -9,7 +9,11 @@ back to a ready status on the screen that was showing then, or on a redraw of it
 with the same evidence: otherwise a caller waiting for ``completed`` right after sending would see the
 previous turn's answer. ``input_sent`` (once the last Enter is pressed) starts a settle window; when it
 passes with no sign of a new turn the screen is trusted again. The window starts after the send because
-a paste plus a provider's submit delay can take longer than the window itself.
+a paste plus a provider's submit delay can take longer than the window itself. A turn too fast for its
+busy screen to be seen ends the latch early when the tracker can read answers (``answer_of``, the
+provider's last-message extraction): a ready screen whose answer differs from the one shown at input is
+the new turn's. Neither answer may contain the other, so the old answer cut short by a scroll does not
+count as new.
 
 Native signals come before the screen. The rules, in order:
 
@@ -42,6 +46,9 @@ from cao_hookspecs import StatusReport, TerminalStatus
 from .errors import AgentFailed, NotFound, Timeout
 
 StatusListener = Callable[[StatusReport, StatusReport], None]
+#: A screen's last answer, or None when it shows none the provider can read.
+AnswerReader = Callable[[str], "str | None"]
+_UNREAD = object()
 
 #: Screen statuses that end a held native status whatever its baseline (rule 2).
 SCREEN_ONLY = frozenset({TerminalStatus.ERROR, TerminalStatus.WAITING_USER_ANSWER})
@@ -51,9 +58,12 @@ class StatusTracker:
     """Status of one terminal. Lives on the kernel's event loop; not thread-safe by design."""
 
     def __init__(
-        self, terminal_id: str, on_change: StatusListener | None = None, *, input_settle: float = 2.0
+        self, terminal_id: str, on_change: StatusListener | None = None, *, input_settle: float = 2.0,
+        answer_of: AnswerReader | None = None,
     ) -> None:
         self.terminal_id = terminal_id
+        self._answer_of = answer_of
+        self._answer_at_input: object = _UNREAD
         # How long a ready reading on the unchanged pre-input screen is distrusted after the input went
         # out. After that the agent either ignored the input or answered without changing the screen.
         self.input_settle = input_settle
@@ -96,13 +106,27 @@ class StatusTracker:
             return
         if self._screen_at_input is not None:
             if report.status.ready and (
-                screen == self._screen_at_input or report.evidence == self._evidence_at_input
+                screen == self._screen_at_input
+                or (report.evidence == self._evidence_at_input and not self._shows_new_answer(screen))
             ):
                 # Still the previous turn: the same screen, or a redraw of it (hints, footers) that the
                 # detector reads exactly as before the input.
                 return
             self._clear_latch()
         self._set(report)
+
+    def _shows_new_answer(self, screen: str) -> bool:
+        """Whether ``screen`` shows an answer other than the one on the screen at input (see the module
+        docstring). False whenever either answer cannot be read."""
+        if self._answer_of is None or self._screen_at_input is None:
+            return False
+        if self._answer_at_input is _UNREAD:
+            self._answer_at_input = self._answer_of(self._screen_at_input)
+        before = self._answer_at_input
+        after = self._answer_of(screen)
+        if not isinstance(before, str) or not before.strip() or not after or not after.strip():
+            return False
+        return before not in after and after not in before
 
     def _screen_overrides_native(self, reading: StatusReport) -> bool:
         """Rule 2: whether a screen reading replaces the held native status (releasing it if so)."""
@@ -136,6 +160,7 @@ class StatusTracker:
 
     def _clear_latch(self) -> None:
         self._screen_at_input = None
+        self._answer_at_input = _UNREAD
         self._before_input = None
         if self._settle_timer is not None:
             self._settle_timer.cancel()
@@ -149,6 +174,7 @@ class StatusTracker:
         # changing what the detector reads. Trust the latest reading again.
         reading = self._last_reading
         self._screen_at_input = None
+        self._answer_at_input = _UNREAD
         self._before_input = None
         if reading is not None and reading.status.ready:
             self._set(reading)

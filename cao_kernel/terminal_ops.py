@@ -190,7 +190,8 @@ class TerminalOps:
     def _track(self, record: Terminal, provider: ProviderSpec | None) -> LiveTerminal:
         live: LiveTerminal
         tracker = StatusTracker(record.id, on_change=lambda old, new: self._status_changed(live, old, new),
-                                input_settle=float(self.settings.get("CAO_INPUT_SETTLE") or 2.0))
+                                input_settle=float(self.settings.get("CAO_INPUT_SETTLE") or 2.0),
+                                answer_of=_answer_reader(provider))
         live = LiveTerminal(record=record, provider=provider, tracker=tracker,
                             started=asyncio.get_running_loop().create_future())
         self._live[record.id] = live
@@ -674,6 +675,21 @@ def _write_runtime_files(folder: Path, files: Mapping[str, str]) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
         os.chmod(target, 0o600)
+
+
+def _answer_reader(provider: ProviderSpec | None) -> Callable[[str], str | None] | None:
+    """The provider's last-message extraction as the status tracker uses it: None for no answer."""
+    if provider is None:
+        return None
+
+    def answer_of(screen: str) -> str | None:
+        try:
+            answer = provider.extract_last_message(screen)
+        except Exception:  # noqa: BLE001 - no readable answer; a broken extractor must not stop tracking
+            return None
+        return answer if isinstance(answer, str) else None
+
+    return answer_of
 
 
 def _metadata_of(record: Terminal) -> dict[str, str]:

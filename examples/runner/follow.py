@@ -244,6 +244,8 @@ class SessionFollower:
         now = time.time()
         for message in rows:
             state = str(getattr(message.state, "value", message.state))
+            # The server's time of the message's last change, when it says: a poll sees it late.
+            at = min(now, message.updated_at or message.created_at or now)
             track = self.messages.get(message.id)
             if track is None:
                 kind = str(getattr(message.orchestration_type, "value", message.orchestration_type))
@@ -252,12 +254,12 @@ class SessionFollower:
                 self.messages[message.id] = track
                 first = message.body.strip().splitlines()[0] if message.body.strip() else ""
                 what = "task" if kind == "assign" else "message"
-                self._event(now, f"\u2709 {what} #{message.id} {self.label(message.sender_id)} \u2192 "
-                                 f"{self.label(message.receiver_id)}: {_clip(first, 60)} [{state}]")
-                track.states.append((state, now))
+                self._event(at, f"\u2709 {what} #{message.id} {self.label(message.sender_id)} \u2192 "
+                                f"{self.label(message.receiver_id)}: {_clip(first, 60)} [{state}]")
+                track.states.append((state, at))
             elif track.states[-1][0] != state:
-                track.states.append((state, now))
-                self._event(now, f"\u2709 #{message.id} {state}")
+                track.states.append((state, at))
+                self._event(at, f"\u2709 #{message.id} {state}")
 
     def timeline(self) -> dict[str, Any]:
         return {"terminals": [t.to_json() for t in self.tracks.values()],
