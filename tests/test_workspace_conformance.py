@@ -100,7 +100,11 @@ def test_member_depends_on_hookspecs_never_on_the_kernel(member: Path):
     # installs to run the plugin may.
     optional = {_requirement_name(r) for name, extra in extras.items() if name != "test" for r in extra}
     assert "cao-kernel" not in runtime | optional, f"{_id(member)} depends on cao-kernel"
-    if member.parent.name in ("libs", "plugins", "providers"):
+    # Plugins and providers implement the contract. A library may be plain code with no cao dependency
+    # at all (cao-toml-core); one that uses the contract declares it like any plugin.
+    uses_contract = any("cao_hookspecs" in path.read_text(encoding="utf-8")
+                        for path in (member / "src").rglob("*.py"))
+    if member.parent.name in ("plugins", "providers") or (member.parent.name == "libs" and uses_contract):
         assert "cao-hookspecs" in runtime, f"{_id(member)} does not depend on cao-hookspecs"
 
 
