@@ -1,9 +1,10 @@
 """Following a session while its agents work: who is doing what, every message, and when it is over.
 
-Each terminal's status is followed with the server's long-poll (``wait_for_status``), so every change
-arrives with the time the server first saw it. New terminals (workers started by handoff or assign)
-and inbox messages are found by a light poll of the session. The run is over when the session has
-been quiet for a while: every agent ready for input and no message waiting.
+The follower subscribes to the server's event stream (``GET /events``) first, then reads what the
+session already holds; from then on every terminal created or removed, every status change (with the
+time the server first saw it) and every change of a message's state arrives as it happens, however
+briefly a worker lives. The run is over when the session has been quiet for a while: every agent ready
+for input and no message waiting.
 """
 
 from __future__ import annotations
@@ -16,15 +17,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs import TerminalStatus
-from cao_hookspecs.errors import AgentFailed, CaoError, NotFound, Timeout
+from cao_hookspecs.errors import CaoError, NotFound
 
 if TYPE_CHECKING:
     from cao_hookspecs import KernelAPI, Message, Terminal
 
-POLL = 0.2
-# Each long-poll is short: the server keeps waiting on a terminal that is deleted meanwhile until the
-# wait times out, and would hold its own shutdown for that long.
-WAIT_CHUNK = 2.0
+POLL = 0.1
 READY = frozenset({TerminalStatus.IDLE, TerminalStatus.COMPLETED})
 WAITING = frozenset({"pending", "delivering"})
 WORKED = frozenset({TerminalStatus.PROCESSING.value, TerminalStatus.COMPLETED.value})
@@ -83,7 +81,10 @@ class SessionFollower:
         self.settle = settle
         self.tracks: dict[str, Track] = {}
         self.messages: dict[int, MessageTrack] = {}
-        self._watchers: dict[str, asyncio.Task[None]] = {}
+        self._stream: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        self._early: dict[str, list[tuple[str, float, str]]] = {}  # statuses of terminals not added yet
+        self._now: dict[str, str] = {}  # every terminal's latest status, recorded or not
         self._last_event = time.time()
         self._closing = False
 
@@ -104,8 +105,11 @@ class SessionFollower:
         """Follow until the session is quiet (after the supervisor has worked), or fail."""
         deadline = time.monotonic() + timeout
         try:
+            await self.start()
             while True:
-                await self._scan()
+                if self._stream is not None and self._stream.done():
+                    problem = self._stream.exception() if not self._stream.cancelled() else None
+                    raise ExampleFailed(f"the server's event stream ended: {problem or 'closed'}")
                 failed = [t for t in self.tracks.values() if t.removed is None and t.status == "error"]
                 if failed:
                     raise ExampleFailed(f"{self.label(failed[0].id)} failed: {failed[0].evidence}\n"
@@ -121,20 +125,33 @@ class SessionFollower:
             await self.close(exit_agents=False)
             raise
 
+    async def start(self) -> None:
+        """Subscribe to the event stream, then read what the session holds already."""
+        if self._stream is None:
+            self._stream = asyncio.ensure_future(self._follow_events())
+            subscribed = asyncio.ensure_future(self._subscribed.wait())
+            await asyncio.wait({self._stream, subscribed}, return_when=asyncio.FIRST_COMPLETED)
+            subscribed.cancel()
+            if self._stream.done():
+                self._stream.result()  # raises what ended it
+            await self._scan()
+
     async def close(self, *, exit_agents: bool = True, grace: float = 2.0) -> None:
-        """Stop following. With ``exit_agents``, first ask every agent to quit with its CLI's exit command:
-        each then leaves its ready status, which also ends the server-side waits of the watchers."""
+        """Stop following. With ``exit_agents``, first ask every agent to quit with its CLI's exit command
+        and give them ``grace`` seconds to go."""
+        # What follows is shutting down, not the run: it stays out of the timeline.
         self._closing = True
         if exit_agents:
-            for track in self.tracks.values():
-                if track.removed is None:
-                    with contextlib.suppress(CaoError):
-                        await self.api.exit_terminal(track.id)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*self._watchers.values(), return_exceptions=True), grace)
-        for task in self._watchers.values():
-            task.cancel()
-        await asyncio.gather(*self._watchers.values(), return_exceptions=True)
+            leaving = [t.id for t in self.tracks.values() if t.removed is None]
+            for terminal_id in leaving:
+                with contextlib.suppress(CaoError):
+                    await self.api.exit_terminal(terminal_id)
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and any(self._now.get(i) in READY for i in leaving):
+                await asyncio.sleep(POLL)
+        if self._stream is not None:
+            self._stream.cancel()
+            await asyncio.gather(self._stream, return_exceptions=True)
 
     async def _screen(self, terminal_id: str, rows: int = 25) -> str:
         try:
@@ -145,8 +162,8 @@ class SessionFollower:
 
     def _quiet(self, supervisor_id: str) -> bool:
         supervisor = self.tracks.get(supervisor_id)
-        # On a loaded machine a fast supervisor may finish before its first status is read: having
-        # been seen completed counts as having worked.
+        # A fast supervisor may finish before the follower starts: having been seen completed counts as
+        # having worked.
         if supervisor is None or not WORKED.intersection(s for s, _ in supervisor.statuses):
             return False
         live = [t for t in self.tracks.values() if t.removed is None]
@@ -158,108 +175,104 @@ class SessionFollower:
             return False
         return time.time() - self._last_event >= self.settle
 
+    # -- what the session held before the subscription ---------------------------------------------
+
     async def _scan(self) -> None:
         try:
             terminals = await self.api.list_terminals(self.session)
         except NotFound:
             terminals = []
-        now = time.time()
-        current = {t.id for t in terminals}
         for terminal in terminals:
             if terminal.id not in self.tracks:
-                self._add(terminal, now)
-        for track in self.tracks.values():
-            if track.removed is None and track.id not in current:
-                self._gone(track, now)
-        # A removed terminal's messages are read too while one was last seen waiting: a fast agent can
-        # take a message, answer it and be deleted between two scans, and the message's last state
-        # must still be the one it reached.
-        waiting_for = {m.receiver_id for m in self.messages.values() if m.states[-1][0] in WAITING}
+                self._add(terminal)
+                try:
+                    self._record(terminal.id, await self.api.get_status(terminal.id))
+                except NotFound:
+                    self._gone(terminal.id, time.time())
         for track in list(self.tracks.values()):
-            if track.removed is None or track.id in waiting_for:
-                await self._scan_messages(track.id)
+            try:
+                rows: list[Message] = await self.api.list_messages(track.id, limit=100)
+            except CaoError:
+                continue
+            for message in rows:
+                self._message(message)
 
-    def _add(self, terminal: Terminal, now: float) -> None:
-        created = terminal.created_at or now
+    # -- the event stream -----------------------------------------------------------------------------
+
+    async def _follow_events(self) -> None:
+        from cao_server.wire import message_from_json, terminal_from_json
+
+        async for event in self.api.events(self.session):  # type: ignore[attr-defined]
+            kind = event.get("event")
+            if kind == "subscribed":
+                self._subscribed.set()
+            elif kind == "terminal_created":
+                self._add(terminal_from_json(event["terminal"]))
+            elif kind == "terminal_removed":
+                self._gone(event["terminal"]["id"], float(event.get("at") or time.time()))
+            elif kind == "status":
+                self._status(event["terminal_id"], event["status"], float(event["since"]), event.get("evidence", ""))
+            elif kind == "message":
+                self._message(message_from_json(event["message"]))
+            elif kind == "overflow":
+                raise ExampleFailed("the follower fell too far behind the server's events")
+
+    def _add(self, terminal: Terminal) -> None:
+        if terminal.id in self.tracks:
+            return
+        created = terminal.created_at or time.time()
         track = Track(id=terminal.id, name=terminal.name, profile=terminal.agent_profile,
                       caller_id=terminal.caller_id, created=created)
         self.tracks[terminal.id] = track
         by = f" (started by {self.label(terminal.caller_id)})" if terminal.caller_id else ""
         self._event(created, f"{self.label(terminal.id)} new terminal {terminal.name}{by}")
-        self._watchers[terminal.id] = asyncio.ensure_future(self._watch(track))
+        for status, since, evidence in self._early.pop(terminal.id, []):
+            self._status(terminal.id, status, since, evidence)
 
-    def _gone(self, track: Track, now: float) -> None:
-        if track.removed is None:
-            track.removed = now
-            self._event(now, f"{self.label(track.id)} removed")
+    def _gone(self, terminal_id: str, at: float) -> None:
+        track = self.tracks.get(terminal_id)
+        if track is not None and track.removed is None:
+            track.removed = at
+            self._event(at, f"{self.label(track.id)} removed")
 
-    async def _watch(self, track: Track) -> None:
-        report = None
-        told = False
-        while True:
-            try:
-                if report is None:
-                    report = await self.api.get_status(track.id)
-                    self._record(track, report)
-                current = str(getattr(report.status, "value", report.status))
-                others = [s for s in TerminalStatus if s.value != current]
-                try:
-                    report = await self.api.wait_for_status(track.id, others, WAIT_CHUNK)
-                except Timeout:
-                    continue
-                if self._closing and report.status == TerminalStatus.ERROR:
-                    return  # asked to exit, and gone
-                self._record(track, report)
-            except NotFound:
-                self._gone(track, time.time())
-                return
-            except AgentFailed:
-                return  # it stays in error (or exited): the main loop reports it
-            except Exception as exc:  # noqa: BLE001 - the main loop reports a server that went away
-                # One failed request on a loaded machine must not freeze this terminal's last known
-                # status for the rest of the run: read it afresh and go on.
-                if self._closing:
-                    return
-                if not told:
-                    told = True
-                    self.say(time.time() - self.t0,
-                             f"(lost track of {self.label(track.id)}: {type(exc).__name__}: {exc}; retrying)")
-                report = None
-                await asyncio.sleep(POLL)
-
-    def _record(self, track: Track, report: Any) -> None:
+    def _record(self, terminal_id: str, report: Any) -> None:
         status = str(getattr(report.status, "value", report.status))
-        since = float(report.since or time.time())
-        track.evidence = report.evidence
-        if track.status == status or self._closing:
+        self._status(terminal_id, status, float(report.since or time.time()), report.evidence)
+
+    def _status(self, terminal_id: str, status: str, since: float, evidence: str) -> None:
+        self._now[terminal_id] = status
+        track = self.tracks.get(terminal_id)
+        if track is None:
+            # The kernel reports a new terminal's first statuses before it announces the terminal.
+            self._early.setdefault(terminal_id, []).append((status, since, evidence))
             return
+        if self._closing or track.removed is not None:
+            return
+        # The initial read and the stream may both report a change: keep one, in the server's order.
+        if track.statuses and (track.status == status or since < track.statuses[-1][1]):
+            return
+        track.evidence = evidence
         track.statuses.append((status, since))
         self._event(since, f"{self.label(track.id)} {status}")
 
-    async def _scan_messages(self, terminal_id: str) -> None:
-        try:
-            rows: list[Message] = await self.api.list_messages(terminal_id, limit=100)
-        except CaoError:
-            return
-        now = time.time()
-        for message in rows:
-            state = str(getattr(message.state, "value", message.state))
-            # The server's time of the message's last change, when it says: a poll sees it late.
-            at = min(now, message.updated_at or message.created_at or now)
-            track = self.messages.get(message.id)
-            if track is None:
-                kind = str(getattr(message.orchestration_type, "value", message.orchestration_type))
-                track = MessageTrack(id=message.id, sender_id=message.sender_id, receiver_id=message.receiver_id,
-                                     kind=kind, body=message.body)
-                self.messages[message.id] = track
-                first = message.body.strip().splitlines()[0] if message.body.strip() else ""
-                what = "task" if kind == "assign" else "message"
-                self._event(at, f"\u2709 {what} #{message.id} {self.label(message.sender_id)} \u2192 "
-                                f"{self.label(message.receiver_id)}: {_clip(first, 60)} [{state}]")
-                track.states.append((state, at))
-            elif track.states[-1][0] != state:
-                track.states.append((state, at))
-                self._event(at, f"\u2709 #{message.id} {state}")
+    def _message(self, message: Message) -> None:
+        state = str(getattr(message.state, "value", message.state))
+        # The server's time of the message's last change.
+        at = message.updated_at or message.created_at or time.time()
+        track = self.messages.get(message.id)
+        if track is None:
+            kind = str(getattr(message.orchestration_type, "value", message.orchestration_type))
+            track = MessageTrack(id=message.id, sender_id=message.sender_id, receiver_id=message.receiver_id,
+                                 kind=kind, body=message.body)
+            self.messages[message.id] = track
+            first = message.body.strip().splitlines()[0] if message.body.strip() else ""
+            what = "task" if kind == "assign" else "message"
+            self._event(at, f"\u2709 {what} #{message.id} {self.label(message.sender_id)} \u2192 "
+                            f"{self.label(message.receiver_id)}: {_clip(first, 60)} [{state}]")
+            track.states.append((state, at))
+        elif track.states[-1][0] != state and at >= track.states[-1][1]:
+            track.states.append((state, at))
+            self._event(at, f"\u2709 #{message.id} {state}")
 
     def timeline(self) -> dict[str, Any]:
         return {"terminals": [t.to_json() for t in self.tracks.values()],

@@ -70,8 +70,7 @@ def run_example(example: Example, options: Options) -> str:
         say(None, f"cao-server listening on {server.url} ({private}home {server.home}, "
                   f"tmux socket {server.tmux_socket})")
         _install(example, server, say)
-        session, window = _launch(example, options, server, say)
-        answer = asyncio.run(_follow(example, options, server, session, window, say, timeline))
+        answer = asyncio.run(_follow(example, options, server, say, timeline))
         say.block(f"final answer of {example.supervisor}", answer)
         timeline["final_answer"] = answer
         return answer
@@ -106,7 +105,7 @@ def _launch(example: Example, options: Options, server: PrivateServer, say: Prin
     workdir = options.workdir or os.path.join(server.scratch, "work")
     os.makedirs(workdir, exist_ok=True)
     args = ["launch", "--agents", example.supervisor, "--provider", options.provider, "--headless", "--async",
-            "--session-name", f"example-{example.name.replace('_', '-')}", "--working-directory", workdir,
+            "--session-name", _short_session(example), "--working-directory", workdir,
             "--auto-approve"]
     if options.yolo:
         args.append("--yolo")
@@ -118,27 +117,46 @@ def _launch(example: Example, options: Options, server: PrivateServer, say: Prin
         raise ExampleFailed(f"cao launch did not say which session it created: {out!r}") from None
 
 
-async def _follow(example: Example, options: Options, server: PrivateServer, session: str, window: str,
-                  say: Printer, timeline: dict[str, Any]) -> str:
+def _short_session(example: Example) -> str:
+    return f"example-{example.name.replace('_', '-')}"
+
+
+def session_of(example: Example) -> str:
+    """The session an example runs in, as the server names it (it adds its prefix)."""
+    from cao_hookspecs.names import SESSION_PREFIX
+
+    return SESSION_PREFIX + _short_session(example)
+
+
+async def _follow(example: Example, options: Options, server: PrivateServer, say: Printer,
+                  timeline: dict[str, Any]) -> str:
     timeout = options.timeout or (120.0 if options.offline else 1800.0)
     # Real agents may sit at their prompt for a moment between two steps; mock agents never do.
     settle = options.settle if options.settle is not None else (1.0 if options.offline else 8.0)
     settings = {k: v for k, v in server.env().items() if k.startswith("CAO_")}
     async with connected(settings) as api:
-        terminals = await api.list_terminals(session)
-        supervisor = next((t for t in terminals if t.name == window), None)
-        if supervisor is None:
-            raise ExampleFailed(f"no terminal {window!r} in session {session}")
-        follower = SessionFollower(api, session, t0=say.t0, say=say, settle=settle)
-        timeline.update(session=session, supervisor=supervisor.id)
+        follower = SessionFollower(api, session_of(example), t0=say.t0, say=say, settle=settle)
+        # Subscribed before the launch: a worker may come and go before the launch command returns.
+        await follower.start()
+        session = None
         try:
+            session, window = await asyncio.to_thread(_launch, example, options, server, say)
+            if session != follower.session:
+                raise ExampleFailed(f"cao launch created session {session!r}, not {follower.session!r}")
+            terminals = await api.list_terminals(session)
+            supervisor = next((t for t in terminals if t.name == window), None)
+            if supervisor is None:
+                raise ExampleFailed(f"no terminal {window!r} in session {session}")
+            timeline.update(session=session, supervisor=supervisor.id)
             await follower.run(supervisor.id, timeout)
             answer = await api.get_output(supervisor.id, "last")
             await follower.close()
         finally:
+            await follower.close(exit_agents=False)
             timeline.update(follower.timeline())
-            try:
-                await api.delete_session(session)
-            except Exception:  # noqa: BLE001 - the server stop below removes it anyway
-                pass
+            if session is not None:
+                try:
+                    await api.delete_session(session)
+                except Exception:  # noqa: BLE001 - the server stop below removes it anyway
+                    pass
     return answer

@@ -218,7 +218,7 @@ def create_app(
         raise ValueError(f"a server bound to {settings.host} needs an API token (callers must send it)")
     ctx = Context(kernel=kernel, settings=settings)
     routes = [Route(e.path, _mount(ctx, e), methods=[e.method], name=e.name) for e in ENDPOINTS]
-    taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {("GET", "/openapi.json")}
+    taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {("GET", "/openapi.json"), ("GET", "/events")}
     plugins = plugin_routes(extra_routes, taken)
     for spec in plugins:
         if spec.asgi:
@@ -235,6 +235,11 @@ def create_app(
         return JSONResponse(document)
 
     routes.append(Route("/openapi.json", openapi, methods=["GET"], name="openapi"))
+    # The event stream needs the kernel to take an observer plugin (an in-process Kernel does).
+    from .events import EventHub, events_endpoint
+
+    hub = EventHub() if callable(getattr(kernel, "register_plugin", None)) else None
+    routes.append(Route("/events", events_endpoint(hub), methods=["GET"], name="events"))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -254,9 +259,13 @@ def create_app(
         start = getattr(kernel, "start", None)
         if start is not None:
             await start()
+        hub_name = kernel.register_plugin(hub, name=f"cao-server-events-{id(hub):x}") if hub else None
         try:
             yield
         finally:
+            if hub is not None:
+                hub.close()
+                kernel.unregister_plugin(hub_name)
             close = getattr(kernel, "aclose", None)
             if close is not None:
                 await close()
@@ -272,6 +281,7 @@ def create_app(
     app.state.kernel = kernel
     app.state.settings = settings
     app.state.openapi = document
+    app.state.events = hub
     return app
 
 

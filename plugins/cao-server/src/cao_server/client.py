@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -156,6 +156,29 @@ class HttpKernel:
         if not isinstance(detail, str):
             detail = f"cao-server answered {response.status_code}: {detail or response.text.strip()[:200]}"
         return error_class(name, response.status_code)(detail)
+
+    async def events(self, session_name: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        """The server's events from now on (``GET /events``), one dict each, until the server ends the
+        stream; the first is ``subscribed``. See :mod:`cao_server.events` for what each holds."""
+        import json as jsonlib
+
+        import httpx
+
+        params = {"session": session_name} if session_name else None
+        # No read timeout: the server sends a ping line every few seconds while nothing happens.
+        timeout = httpx.Timeout(self.timeout, read=None)
+        try:
+            async with self._http().stream("GET", "/events", params=params, timeout=timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise self._error(response)
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield jsonlib.loads(line)
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise self._not_running() from None
+        except httpx.RemoteProtocolError as exc:
+            raise ServerNotRunning(f"cao-server at {self.base_url} closed the connection: {exc}") from None
 
     async def ping(self) -> dict[str, Any]:
         """The server's health answer; raises ``ServerNotRunning`` when nothing answers."""

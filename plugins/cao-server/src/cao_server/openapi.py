@@ -115,6 +115,20 @@ def build_document(
             "401": _error(401),
         },
     }
+    paths.setdefault("/events", {})["get"] = {
+        "operationId": "events",
+        "summary": "The kernel's events as they happen, one JSON object per line (see cao_server.events)",
+        "tags": ["server"],
+        "parameters": [{"name": "session", "in": "query", "required": False, "schema": {"type": "string"},
+                        "description": "only this session's events"}],
+        "responses": {
+            "200": {"description": "a stream of events", "content": {"application/x-ndjson": {
+                "schema": {"type": "object"}}}},
+            "400": _error(400),
+            "401": _error(401),
+            "501": _error(501),
+        },
+    }
     for spec in plugin_routes:
         for method in spec.methods:
             params = [

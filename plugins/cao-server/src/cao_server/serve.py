@@ -93,12 +93,27 @@ def uvicorn_config(app: Any, *, log_level: str | None = None, log_config: dict[s
     )
 
 
-def run(app: Any, sock: socket.socket, *, log_level: str, ready_line: str) -> None:
-    """Serve ``app`` on ``sock`` with uvicorn until a signal stops it; print ``ready_line`` once the app
-    has started (the kernel is up) and requests are being accepted."""
+def server_class() -> Any:
+    """uvicorn's ``Server`` that ends the app's event streams as it begins to shut down: uvicorn waits for
+    open responses before it stops, and an event stream never ends by itself."""
     import uvicorn
 
     class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            hub = getattr(getattr(self.config.loaded_app, "state", None), "events", None)
+            if hub is None:
+                hub = getattr(getattr(self.config.app, "state", None), "events", None)
+            if hub is not None:
+                hub.close()
+            await super().shutdown(sockets=sockets)
+
+    return Server
+
+
+def run(app: Any, sock: socket.socket, *, log_level: str, ready_line: str) -> None:
+    """Serve ``app`` on ``sock`` with uvicorn until a signal stops it; print ``ready_line`` once the app
+    has started (the kernel is up) and requests are being accepted."""
+    class Server(server_class()):  # type: ignore[misc]
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
             if self.started:

@@ -58,9 +58,8 @@ def serve_in_thread(
     routes to mount; by default the kernel's own (its ``routes`` registry), as ``cao server`` mounts them:
     a kernel with cao-mcp then serves ``/mcp``, where its agents' MCP clients report in.
     """
-    import uvicorn
 
-    from .serve import _silence_uvicorn_access_log, bind_socket, uvicorn_config
+    from .serve import _silence_uvicorn_access_log, bind_socket, server_class, uvicorn_config
 
     if extra_routes is None:
         extra_routes = list(dict(getattr(kernel, "routes", None) or {}).values())
@@ -73,7 +72,7 @@ def serve_in_thread(
     port = server_settings.port
     config = uvicorn_config(app, graceful_seconds=2)
     _silence_uvicorn_access_log()
-    server = uvicorn.Server(config)
+    server = server_class()(config)
     failure: list[BaseException] = []
 
     def run() -> None:

@@ -1,0 +1,189 @@
+"""``GET /events``: what happens in the kernel, as it happens, one JSON object per line.
+
+A follower that polls can miss what starts and ends between two polls: a worker created, answering and
+deleted within a fraction of a second, a message queued and delivered at once. The hub below observes
+the kernel's own after-hooks, so a subscriber sees every terminal created or removed, every status
+change (with the time the kernel first saw it) and every change of a message's state, in order.
+
+Events (the ``event`` field):
+
+- ``subscribed``: the first line, with the server's time (``at``); everything after it is new;
+- ``terminal_created`` / ``terminal_removed``: ``terminal`` is the terminal record;
+- ``status``: ``terminal_id``, ``session_name``, ``status``, ``evidence``, ``since`` (seconds since the
+  epoch, as every ``at``);
+- ``message``: ``message`` is the message record (``state`` says which change), plus ``reason`` for a
+  failed or dead one;
+- ``ping``: every ``PING_SECONDS`` while nothing else happens, so a client notices a dead connection;
+- ``overflow``: the subscriber fell ``QUEUE_LIMIT`` events behind and was dropped (the stream ends).
+
+``?session=NAME`` keeps the events of one session (messages by their receiver's session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from cao_hookspecs import hookimpl
+
+from . import wire
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from cao_hookspecs import DeliveryReceipt, Message, StatusReport, Terminal
+
+#: Events a subscriber may fall behind by before it is dropped (a stuck client must not grow memory).
+QUEUE_LIMIT = 10_000
+PING_SECONDS = 5.0
+MEDIA_TYPE = "application/x-ndjson"
+
+
+class _Subscriber:
+    def __init__(self, loop: asyncio.AbstractEventLoop, session: str | None) -> None:
+        self.loop = loop
+        self.session = session
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.dropped = False
+
+    def put(self, event: dict[str, Any]) -> None:
+        # On the subscriber's loop only: the queue is not thread-safe.
+        if self.dropped:
+            return
+        if self.queue.qsize() >= QUEUE_LIMIT:
+            self.dropped = True
+            self.queue.put_nowait({"event": "overflow", "at": time.time()})
+            self.queue.put_nowait(None)
+            return
+        self.queue.put_nowait(event)
+
+
+class EventHub:
+    """A kernel plugin (observer hooks only) that fans the kernel's events out to subscribers."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[_Subscriber] = []
+        self._sessions: dict[str, str] = {}  # terminal id -> session name, for message filtering
+        self._lock = threading.Lock()
+
+    # -- subscribers ------------------------------------------------------------------------------
+
+    async def stream(self, session: str | None) -> AsyncIterator[bytes]:
+        """Lines of JSON from now on; ends when the hub closes or the subscriber overflows."""
+        subscriber = _Subscriber(asyncio.get_running_loop(), session)
+        with self._lock:
+            self._subscribers.append(subscriber)
+        try:
+            yield _line({"event": "subscribed", "at": time.time(), "session": session})
+            while True:
+                try:
+                    event = await asyncio.wait_for(subscriber.queue.get(), PING_SECONDS)
+                except TimeoutError:
+                    event = {"event": "ping", "at": time.time()}
+                if event is None:
+                    return
+                yield _line(event)
+        finally:
+            with self._lock:
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
+
+    def close(self) -> None:
+        """End every stream (the server is stopping)."""
+        with self._lock:
+            subscribers, self._subscribers = self._subscribers, []
+        for subscriber in subscribers:
+            _call_on(subscriber.loop, subscriber.queue.put_nowait, None)
+
+    def _publish(self, event: dict[str, Any], session: str | None) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            if subscriber.session is None or subscriber.session == session:
+                _call_on(subscriber.loop, subscriber.put, event)
+
+    # -- the kernel's observer hooks ----------------------------------------------------------------
+
+    @hookimpl
+    def cao_after_terminal_created(self, terminal: Terminal) -> None:
+        self._sessions[terminal.id] = terminal.session_name
+        self._publish({"event": "terminal_created", "terminal": wire.terminal_json(terminal)}, terminal.session_name)
+
+    @hookimpl
+    def cao_after_terminal_killed(self, terminal: Terminal) -> None:
+        self._publish({"event": "terminal_removed", "terminal": wire.terminal_json(terminal), "at": time.time()},
+                      terminal.session_name)
+
+    @hookimpl
+    def cao_after_status_changed(self, terminal: Terminal, old: StatusReport, new: StatusReport) -> None:
+        self._sessions.setdefault(terminal.id, terminal.session_name)
+        self._publish({"event": "status", "terminal_id": terminal.id, "session_name": terminal.session_name,
+                       "status": new.status.value, "evidence": new.evidence,
+                       "since": new.since if new.since is not None else time.time()}, terminal.session_name)
+
+    @hookimpl
+    def cao_after_message_queued(self, message: Message) -> None:
+        self._message(message)
+
+    @hookimpl
+    def cao_after_message_delivered(self, message: Message, receipt: DeliveryReceipt) -> None:
+        self._message(message)
+
+    @hookimpl
+    def cao_after_message_failed(self, message: Message, reason: str) -> None:
+        self._message(message, reason)
+
+    @hookimpl
+    def cao_after_message_dead(self, message: Message, reason: str) -> None:
+        self._message(message, reason)
+
+    def _message(self, message: Message, reason: str | None = None) -> None:
+        event: dict[str, Any] = {"event": "message", "message": wire.message_json(message)}
+        if reason is not None:
+            event["reason"] = reason
+        self._publish(event, self._sessions.get(message.receiver_id))
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    return (json.dumps(event, separators=(",", ":")) + "\n").encode()
+
+
+def _call_on(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> None:
+    """Run ``fn(*args)`` on ``loop``: at once when this is its thread, else soon, from any thread."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        fn(*args)
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(fn, *args)
+
+
+def events_endpoint(hub: EventHub | None) -> Any:
+    """The starlette endpoint for ``GET /events`` (501 when the kernel cannot take an observer)."""
+
+    async def events(request: Request) -> Response:
+        from starlette.responses import JSONResponse, StreamingResponse
+
+        from cao_hookspecs.errors import InvalidInput
+
+        from .validation import session_name
+
+        if hub is None:
+            return JSONResponse({"detail": "this server's kernel does not publish events", "error": "NotSupported"},
+                                status_code=501)
+        raw = request.query_params.get("session")
+        try:
+            session = session_name(raw) if raw else None
+        except InvalidInput as exc:
+            return JSONResponse({"detail": str(exc), "error": "InvalidInput"}, status_code=400)
+        return StreamingResponse(hub.stream(session), media_type=MEDIA_TYPE,
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    return events

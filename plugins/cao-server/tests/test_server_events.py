@@ -1,0 +1,111 @@
+"""``GET /events`` on a real uvicorn: every terminal, status change and message state, in order, even
+when a worker is created, answers and is deleted faster than anyone could poll."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+from cao_server.client import HttpKernel
+from cao_server.testing import serve_in_thread
+
+from cao_hookspecs import AgentProfile, TerminalStatus
+
+pytestmark = pytest.mark.tmux
+
+
+@pytest.fixture
+def served(make_kernel):
+    kernel = make_kernel()
+    for name in ("supervisor", "developer"):
+        kernel.add_profile(AgentProfile(name=name, provider="mock_cli"))
+    with serve_in_thread(kernel) as running:
+        yield running
+
+
+async def _collect(api: HttpKernel, session: str | None, into: list[dict], subscribed: asyncio.Event) -> None:
+    async for event in api.events(session):
+        into.append(event)
+        if event["event"] == "subscribed":
+            subscribed.set()
+
+
+async def _until(check, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "not within the time"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_short_lived_worker_and_its_messages_all_appear_in_order(served, workdir):
+    async with HttpKernel(served.url) as api, HttpKernel(served.url) as other:
+        events: list[dict] = []
+        everything: list[dict] = []
+        subscribed, all_subscribed = asyncio.Event(), asyncio.Event()
+        supervisor = await api.create_session("supervisor", session_name="ev", working_directory=workdir)
+        follower = asyncio.ensure_future(_collect(api, "cao-ev", events, subscribed))
+        unfiltered = asyncio.ensure_future(_collect(other, None, everything, all_subscribed))
+        await subscribed.wait()
+        await all_subscribed.wait()
+        noise = await api.create_session("developer", session_name="elsewhere", working_directory=workdir)
+
+        worker = await api.create_terminal("cao-ev", "developer", working_directory=workdir)
+        message = await api.send_message(supervisor.id, worker.id, "hello worker")
+        await api.wait_for_status(worker.id, [TerminalStatus.COMPLETED], timeout=10)
+        await api.delete_terminal(worker.id)
+        await _until(lambda: any(e["event"] == "terminal_removed" for e in events))
+
+        kinds = [e["event"] for e in events]
+        assert kinds[0] == "subscribed"
+        created = kinds.index("terminal_created")
+        removed = kinds.index("terminal_removed")
+        assert events[created]["terminal"]["id"] == worker.id == events[removed]["terminal"]["id"]
+        statuses = [e["status"] for e in events if e["event"] == "status" and e["terminal_id"] == worker.id]
+        assert statuses[:1] == ["idle"] and "processing" in statuses and "completed" in statuses, statuses
+        assert all(isinstance(e["since"], float) for e in events if e["event"] == "status")
+        states = [e["message"]["status"] for e in events if e["event"] == "message"
+                  and e["message"]["id"] == message.id]
+        assert states == ["pending", "delivered"], states
+        # Filtered by session: the other session's terminal is not in this stream, but in the whole one.
+        assert all(e.get("terminal", {}).get("id") != noise.id for e in events)
+        assert any(e.get("terminal", {}).get("id") == noise.id for e in everything)
+        follower.cancel()
+        unfiltered.cancel()
+        await asyncio.gather(follower, unfiltered, return_exceptions=True)
+
+
+def test_a_bad_session_name_is_refused_and_the_route_is_documented(served):
+    with httpx.Client(base_url=served.url, trust_env=False, timeout=10) as http:
+        refused = http.get("/events", params={"session": "bad name!"})
+        assert refused.status_code == 400 and "invalid session name" in refused.json()["detail"]
+        assert "/events" in http.get("/openapi.json").json()["paths"]
+
+
+def test_a_stopping_server_ends_the_stream_at_once(make_kernel):
+    import threading
+
+    kernel = make_kernel()
+    lines: list[str] = []
+    ended = threading.Event()
+
+    def read(url: str) -> None:
+        with httpx.Client(base_url=url, trust_env=False) as http, \
+                http.stream("GET", "/events", timeout=httpx.Timeout(10, read=None)) as response:
+            assert response.headers["content-type"].startswith("application/x-ndjson")
+            for line in response.iter_lines():
+                lines.append(line)
+        ended.set()
+
+    with serve_in_thread(kernel) as running:
+        reader = threading.Thread(target=read, args=(running.url,), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 10
+        while not lines and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stopping = time.monotonic()
+    # uvicorn would wait its whole graceful period (2 s here) for a stream that never ends by itself.
+    assert time.monotonic() - stopping < 1.5
+    assert ended.wait(5)
+    assert '"event":"subscribed"' in lines[0]
