@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
 from cao_hookspecs.programs import find_program
 
 from .config import CONFIG_DIR, global_config, link_user_files, user_settings
@@ -46,11 +47,8 @@ NATIVE_TOOLS: dict[str, tuple[str, ...]] = {
     "fs_write": ("Write", "Edit", "MultiEdit", "NotebookEdit"),
     "web_fetch": ("WebFetch", "WebSearch"),
 }
-_FS_ALL = ("fs_read", "fs_list", "fs_write")
-_NOT_TOOLS = ("discovery",)
 _CLAUDE_CONFIG_FLAGS = {"effort": "--effort", "fallback_model": "--fallback-model"}
 _MODE = re.compile(r"^[A-Za-z][A-Za-z_-]{0,39}$")
-_MCP_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 def _environment(ctx: LaunchContext) -> dict[str, str]:
@@ -101,29 +99,12 @@ def tool_args(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> list
     """
     if allowed is None or "*" in allowed:
         return []
-    categories: set[str] = set()
-    servers: set[str] = set()
-    rules: list[str] = []
-    builtin = False
-    for item in allowed:
-        item = item.strip()
-        if not item or item in _NOT_TOOLS:
-            continue
-        if item == "@builtin":
-            builtin = True
-        elif item == "fs_*":
-            categories.update(_FS_ALL)
-        elif item in NATIVE_TOOLS:
-            categories.add(item)
-        elif item.startswith("@"):
-            name = item[1:]
-            if not _MCP_NAME.match(name):
-                raise ValueError(f"allowed tool {item!r}: '@' must be followed by an MCP server name")
-            servers.add(name)
-        elif item.startswith("-"):
+    read = read_allowed_tools(allowed, NATIVE_TOOLS)
+    categories, servers, builtin = read.categories, read.servers, read.builtin
+    for item in read.other:
+        if item.startswith("-"):
             raise ValueError(f"allowed tool {item!r} looks like a command-line option")
-        else:
-            rules.append(item)
+    rules = list(read.other)
     allow = [tool for cat in sorted(categories) for tool in NATIVE_TOOLS[cat]]
     allow += rules + [f"mcp__{name}" for name in sorted(servers)]
     denied = [] if builtin else [cat for cat in NATIVE_TOOLS if cat not in categories]
@@ -140,7 +121,7 @@ def tool_args(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> list
 def _mcp_config(servers: Mapping[str, Any]) -> str:
     entries: dict[str, Any] = {}
     for name, entry in servers.items():
-        if not _MCP_NAME.match(name):
+        if not MCP_SERVER_NAME.match(name):
             raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
         plain = json.loads(json.dumps(_plain(entry)))
         if "command" in plain and "type" not in plain:
@@ -169,7 +150,7 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
         argv += ["--model", ctx.model]
     argv += _claude_config_args(profile.claude_config if profile else None)
     if profile and profile.native_agent:
-        if not _MCP_NAME.match(profile.native_agent):
+        if not MCP_SERVER_NAME.match(profile.native_agent):
             raise ValueError(f"native_agent {profile.native_agent!r} is not an agent name")
         argv += ["--agent", profile.native_agent]
     if profile and profile.system_prompt.strip():

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
 from cao_hookspecs.programs import find_program
 
 __all__ = [
@@ -65,11 +66,8 @@ CATEGORIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "fs_read": (None, ("view", "grep")),
     "fs_list": (None, ("glob",)),
 }
-_FS_ALL = ("fs_read", "fs_list", "fs_write")
-_NOT_TOOLS = ("discovery",)
 # Copilot's own permission patterns: shell(git:*), write(src/), url(github.com), <server>(<tool>).
 _NATIVE_RULE = re.compile(r"^(?P<kind>[A-Za-z0-9_.-]+)\((?P<argument>[^()\n]*)\)$")
-_MCP_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -99,31 +97,14 @@ def tool_args(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> list
     """
     if allowed is None or "*" in allowed:
         return ["--allow-all"]
-    categories: set[str] = set()
-    servers: set[str] = set()
-    rules: list[str] = []
-    builtin = False
-    for item in allowed:
-        item = item.strip()
-        if not item or item in _NOT_TOOLS:
-            continue
-        if item == "@builtin":
-            builtin = True
-        elif item == "fs_*":
-            categories.update(_FS_ALL)
-        elif item in CATEGORIES:
-            categories.add(item)
-        elif item.startswith("@"):
-            name = item[1:]
-            if not _MCP_NAME.match(name):
-                raise ValueError(f"allowed tool {item!r}: '@' must be followed by an MCP server name")
-            servers.add(name)
-        elif _NATIVE_RULE.match(item):
-            rules.append(item)
-        else:
+    read = read_allowed_tools(allowed, CATEGORIES)
+    categories, servers, builtin = set(read.categories), read.servers, read.builtin
+    for item in read.other:
+        if not _NATIVE_RULE.match(item):
             known = ", ".join(["@builtin", "@<mcp server>", "fs_*", *CATEGORIES])
             raise ValueError(f"allowed tool {item!r} is not one copilot_cli understands (known: {known}, "
                              "or a Copilot permission pattern such as 'shell(git:*)')")
+    rules = list(read.other)
     if builtin:
         categories.update(CATEGORIES)
     partly = {match.group("kind") for match in map(_NATIVE_RULE.match, rules) if match}
@@ -158,7 +139,7 @@ def _plain(value: Any) -> Any:
 def _mcp_config(servers: Mapping[str, Any]) -> str:
     entries: dict[str, Any] = {}
     for name, entry in servers.items():
-        if not _MCP_NAME.match(name):
+        if not MCP_SERVER_NAME.match(name):
             raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
         plain = json.loads(json.dumps(_plain(entry)))
         if not isinstance(plain, dict):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
 from cao_hookspecs.programs import find_program
 
 from .config import (
@@ -66,10 +67,7 @@ APPROVAL_MODES = {
     "default": "default", "auto_edit": "auto_edit", "yolo": "yolo", "plan": "plan",
     "acceptEdits": "auto_edit", "bypassPermissions": "yolo",
 }
-_FS_ALL = ("fs_read", "fs_list", "fs_write")
-_NOT_TOOLS = ("discovery",)
 _MODE = re.compile(r"^[A-Za-z][A-Za-z_-]{0,39}$")
-_MCP_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _TOOL_RULE = re.compile(r"^(?P<tool>[A-Za-z_][\w.-]*)(?:\(.*\))?$", re.DOTALL)
 # Keys of an mcpServers entry Gemini CLI understands; anything else is dropped (Gemini CLI would
 # refuse the whole settings file for an unknown type value).
@@ -128,35 +126,17 @@ def tool_settings(allowed: Sequence[str] | None,
     """
     if allowed is None or "*" in allowed:
         return [], [], []
-    categories: set[str] = set()
-    servers: set[str] = set()
-    rules: list[str] = []
+    read = read_allowed_tools(allowed, NATIVE_TOOLS)
+    categories, servers, builtin = read.categories, read.servers, read.builtin
     named: set[str] = set()
-    builtin = False
-    for item in allowed:
-        item = item.strip()
-        if not item or item in _NOT_TOOLS:
-            continue
-        if item == "@builtin":
-            builtin = True
-        elif item == "fs_*":
-            categories.update(_FS_ALL)
-        elif item in NATIVE_TOOLS:
-            categories.add(item)
-        elif item.startswith("@"):
-            name = item[1:]
-            if not _MCP_NAME.match(name):
-                raise ValueError(f"allowed tool {item!r}: '@' must be followed by an MCP server name")
-            servers.add(name)
-        elif item.startswith("-"):
+    for item in read.other:
+        if item.startswith("-"):
             raise ValueError(f"allowed tool {item!r} looks like a command-line option")
-        else:
-            rule = _TOOL_RULE.match(item)
-            if rule is None:
-                raise ValueError(f"allowed tool {item!r} is neither a cao tool name nor a Gemini CLI "
-                                 "tool rule")
-            named.add(rule.group("tool"))
-            rules.append(item)
+        rule = _TOOL_RULE.match(item)
+        if rule is None:
+            raise ValueError(f"allowed tool {item!r} is neither a cao tool name nor a Gemini CLI tool rule")
+        named.add(rule.group("tool"))
+    rules = list(read.other)
     excluded: list[str] = []
     if not builtin:
         for category, tools in NATIVE_TOOLS.items():
@@ -184,7 +164,7 @@ def gemini_mcp_servers(servers: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """
     entries: dict[str, dict[str, Any]] = {}
     for name, raw in servers.items():
-        if not _MCP_NAME.match(name):
+        if not MCP_SERVER_NAME.match(name):
             raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
         entry = _plain(raw)
         if not isinstance(entry, dict):

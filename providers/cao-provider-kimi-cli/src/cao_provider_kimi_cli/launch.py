@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
 from cao_hookspecs.programs import find_program
 from cao_toml_core import dumps
 
@@ -79,15 +80,12 @@ NATIVE_TOOLS: dict[str, tuple[str, ...]] = {
 # Subagents run with tool lists of their own: with any tool denied, the subagent launcher goes too.
 _DELEGATION = f"{_TOOLS}.agent:Agent"
 _BY_CLASS = {path.rsplit(":", 1)[1]: path for paths in NATIVE_TOOLS.values() for path in paths}
-_FS_ALL = ("fs_read", "fs_list", "fs_write")
-_NOT_TOOLS = ("discovery",)
 _PERMISSION_ARGS: dict[str, tuple[str, ...]] = {
     "default": (),
     "plan": ("--plan",),
     "afk": ("--afk",),
     "bypassPermissions": ("--yolo",),
 }
-_MCP_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _versions: dict[tuple[str, int], str | None] = {}
 _versions_lock = threading.Lock()
@@ -183,27 +181,14 @@ def tool_policy(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> tu
     """
     if allowed is None or "*" in allowed:
         return [], list(mcp_servers)
-    categories: set[str] = set()
+    read = read_allowed_tools(allowed, NATIVE_TOOLS)
+    categories, servers, builtin = read.categories, read.servers, read.builtin
     named: set[str] = set()
-    servers: set[str] = set()
-    builtin = False
-    for raw in allowed:
-        item = raw.strip()
-        if not item or item in _NOT_TOOLS:
-            continue
-        if item == "@builtin":
-            builtin = True
-        elif item == "fs_*":
-            categories.update(_FS_ALL)
-        elif item in NATIVE_TOOLS:
-            categories.add(item)
-        elif item in _BY_CLASS:
-            named.add(_BY_CLASS[item])
-        elif item.startswith("@") and _MCP_NAME.match(item[1:]):
-            servers.add(item[1:])
-        else:
+    for item in read.other:
+        if item not in _BY_CLASS:
             known = ", ".join([*NATIVE_TOOLS, "fs_*", "@builtin", "@<mcp server>", *sorted(_BY_CLASS)])
             raise ValueError(f"allowed tool {item!r} means nothing to Kimi CLI (known: {known})")
+        named.add(_BY_CLASS[item])
     excluded: list[str] = []
     if not builtin:
         for category, paths in NATIVE_TOOLS.items():
@@ -237,7 +222,7 @@ def yaml_text(value: Any) -> str:
 
 
 def _mcp_entry(name: str, entry: Any) -> dict[str, Any]:
-    if not _MCP_NAME.match(name):
+    if not MCP_SERVER_NAME.match(name):
         raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
     if not isinstance(entry, Mapping):
         raise ValueError(f"MCP server {name!r}: expected a table of settings, got {type(entry).__name__}")

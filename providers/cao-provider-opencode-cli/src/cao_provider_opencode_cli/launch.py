@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_hookspecs.allowed_tools import read_allowed_tools
 from cao_hookspecs.programs import find_program
 
 from .config import CONFIG_ENV, custom_config, deep_merge
@@ -76,8 +77,6 @@ OPENCODE_TOOLS = frozenset({tool for tools in NATIVE_TOOLS.values() for tool in 
 #: ``permissionMode`` values: ``bypassPermissions`` (the default, like ``yolo``) allows everything not
 #: denied by the allowed-tools list; ``default`` keeps OpenCode's own rules and the user's config.
 PERMISSION_MODES = ("bypassPermissions", "default")
-_FS_ALL = ("fs_read", "fs_list", "fs_write")
-_NOT_TOOLS = ("discovery",)
 # OpenCode names an MCP tool <server>_<tool>, replacing other characters; keep names it leaves alone.
 _MCP_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -129,29 +128,16 @@ def permission_rules(ctx: LaunchContext, mcp_servers: Sequence[str]) -> dict[str
     allowed = ctx.allowed_tools
     if allowed is None or "*" in allowed:
         return rules
-    categories: set[str] = set()
-    servers: set[str] = set()
-    named: list[str] = []
-    builtin = False
-    for item in allowed:
-        item = item.strip()
-        if not item or item in _NOT_TOOLS:
-            continue
-        if item == "@builtin":
-            builtin = True
-        elif item == "fs_*":
-            categories.update(_FS_ALL)
-        elif item in NATIVE_TOOLS:
-            categories.add(item)
-        elif item.startswith("@"):
-            if not _MCP_NAME.match(item[1:]):
-                raise ValueError(f"allowed tool {item!r}: '@' must be followed by an MCP server name")
-            servers.add(item[1:])
-        elif item in OPENCODE_TOOLS:
-            named.append(item)
-        else:
+    read = read_allowed_tools(allowed, NATIVE_TOOLS)
+    categories, servers, builtin = read.categories, read.servers, read.builtin
+    for name in sorted(servers):
+        if not _MCP_NAME.match(name):
+            raise ValueError(f"allowed tool '@{name}': '@' must be followed by an MCP server name")
+    for item in read.other:
+        if item not in OPENCODE_TOOLS:
             known = ", ".join([*NATIVE_TOOLS, "fs_*", "@builtin", "@<server>", *sorted(OPENCODE_TOOLS)])
             raise ValueError(f"allowed tool {item!r} is not one OpenCode can be limited to (known: {known})")
+    named = list(read.other)
     if not builtin:
         for category, tools in NATIVE_TOOLS.items():
             if category not in categories:
