@@ -138,7 +138,7 @@ async def _follow(example: Example, options: Options, server: PrivateServer, say
         follower = SessionFollower(api, session_of(example), t0=say.t0, say=say, settle=settle)
         # Subscribed before the launch: a worker may come and go before the launch command returns.
         await follower.start()
-        session = None
+        session = answer = None
         try:
             session, window = await asyncio.to_thread(_launch, example, options, server, say)
             if session != follower.session:
@@ -150,9 +150,9 @@ async def _follow(example: Example, options: Options, server: PrivateServer, say
             timeline.update(session=session, supervisor=supervisor.id)
             await follower.run(supervisor.id, timeout)
             answer = await api.get_output(supervisor.id, "last")
-            await follower.close()
         finally:
-            await follower.close(exit_agents=False)
+            # Agents are asked to exit only after a run that finished; a failed one keeps its screens.
+            await follower.close(exit_agents=answer is not None)
             timeline.update(follower.timeline())
             if session is not None:
                 try:

@@ -9,9 +9,10 @@ Use one ``HttpKernel`` from one event loop, and ``await client.aclose()`` (or ``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -113,6 +114,22 @@ class HttpKernel:
     def _not_running(self) -> ServerNotRunning:
         return ServerNotRunning(f"no cao-server is running at {self.base_url}; start it with `cao server`")
 
+    @contextlib.contextmanager
+    def _transport_errors(self, method: str, path: str) -> Iterator[None]:
+        """httpx's transport failures as cao errors that name the server."""
+        import httpx
+
+        try:
+            yield
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise self._not_running() from None
+        except httpx.TimeoutException:
+            raise Timeout(f"cao-server at {self.base_url} did not answer {method} {path} in time") from None
+        except httpx.RemoteProtocolError as exc:
+            raise ServerNotRunning(f"cao-server at {self.base_url} closed the connection: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise CaoError(f"request to cao-server at {self.base_url} failed: {exc}") from None
+
     async def _call(
         self,
         method: str,
@@ -122,9 +139,7 @@ class HttpKernel:
         params: Mapping[str, Any] | None = None,
         timeout: float | None = None,
     ) -> Any:
-        import httpx
-
-        try:
+        with self._transport_errors(method, path):
             response = await self._http().request(
                 method,
                 path,
@@ -132,14 +147,6 @@ class HttpKernel:
                 params=params,
                 timeout=self.timeout if timeout is None else timeout,
             )
-        except (httpx.ConnectError, httpx.ConnectTimeout):
-            raise self._not_running() from None
-        except httpx.TimeoutException:
-            raise Timeout(f"cao-server at {self.base_url} did not answer {method} {path} in time") from None
-        except httpx.RemoteProtocolError as exc:
-            raise ServerNotRunning(f"cao-server at {self.base_url} closed the connection: {exc}") from None
-        except httpx.HTTPError as exc:
-            raise CaoError(f"request to cao-server at {self.base_url} failed: {exc}") from None
         if response.status_code >= 400:
             raise self._error(response)
         return response.json() if response.content else None
@@ -167,7 +174,7 @@ class HttpKernel:
         params = {"session": session_name} if session_name else None
         # No read timeout: the server sends a ping line every few seconds while nothing happens.
         timeout = httpx.Timeout(self.timeout, read=None)
-        try:
+        with self._transport_errors("GET", "/events"):
             async with self._http().stream("GET", "/events", params=params, timeout=timeout) as response:
                 if response.status_code >= 400:
                     await response.aread()
@@ -175,10 +182,6 @@ class HttpKernel:
                 async for line in response.aiter_lines():
                     if line.strip():
                         yield jsonlib.loads(line)
-        except (httpx.ConnectError, httpx.ConnectTimeout):
-            raise self._not_running() from None
-        except httpx.RemoteProtocolError as exc:
-            raise ServerNotRunning(f"cao-server at {self.base_url} closed the connection: {exc}") from None
 
     async def ping(self) -> dict[str, Any]:
         """The server's health answer; raises ``ServerNotRunning`` when nothing answers."""

@@ -100,9 +100,7 @@ def server_class() -> Any:
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            hub = getattr(getattr(self.config.loaded_app, "state", None), "events", None)
-            if hub is None:
-                hub = getattr(getattr(self.config.app, "state", None), "events", None)
+            hub = getattr(getattr(self.config.app, "state", None), "events", None)
             if hub is not None:
                 hub.close()
             await super().shutdown(sockets=sockets)

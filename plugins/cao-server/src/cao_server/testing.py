@@ -58,7 +58,6 @@ def serve_in_thread(
     routes to mount; by default the kernel's own (its ``routes`` registry), as ``cao server`` mounts them:
     a kernel with cao-mcp then serves ``/mcp``, where its agents' MCP clients report in.
     """
-
     from .serve import _silence_uvicorn_access_log, bind_socket, server_class, uvicorn_config
 
     if extra_routes is None:
