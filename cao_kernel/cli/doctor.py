@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -112,20 +111,19 @@ class ProviderCheck:
 def find_binary(spec: Any, env: Mapping[str, str]) -> BinaryCheck:
     """Find the provider's program the way its launch would: the override variable, then ``PATH``, then
     the console scripts of cao's own Python environment (providers that ship their program in Python)."""
+    from cao_hookspecs.programs import find_program
+
     check = BinaryCheck(name=spec.binary, install_hint=spec.install_hint)
     override = getattr(spec, "binary_env", None)
-    if override and env.get(override):
-        chosen = Path(env[override]).expanduser()
-        check.source = override
-        if chosen.is_file() and os.access(chosen, os.X_OK):
-            check.path = str(chosen)
-        else:
-            check.problem = f"{override}={env[override]!r} is not an executable file"
+    chosen = bool(override and env.get(override))
+    try:
+        check.path = find_program({"PATH": os.defpath, **env}, spec.binary, override, missing="")
+        check.source = override if chosen else "PATH"
         return check
-    found = shutil.which(spec.binary, path=env.get("PATH", os.defpath))
-    if found:
-        check.path, check.source = found, "PATH"
-        return check
+    except ValueError as exc:
+        if chosen:
+            check.source, check.problem = override, str(exc)
+            return check
     beside = Path(sys.executable).parent / spec.binary
     if sys.executable and beside.is_file() and os.access(beside, os.X_OK):
         check.path, check.source = str(beside), "python environment"
