@@ -172,7 +172,10 @@ class CrashingProvider:
     @hookimpl
     def cao_register_providers():
         def launch(ctx):
-            return LaunchPlan(argv=["sh", "-c", "echo 'fatal: unknown flag --bogus'; exit 3"])
+            # A real CLI takes more than a few milliseconds between its error and its exit; one that exits
+            # in the same few milliseconds can lose its last output to tmux (the cao-tmux README's known
+            # limit), which a clean CI run once hit here.
+            return LaunchPlan(argv=["sh", "-c", "echo 'fatal: unknown flag --bogus'; sleep 0.05; exit 3"])
 
         return [ProviderSpec(name="crashy", binary="sh", launch=launch,
                              detect_status=lambda screen: StatusReport(status="unknown"),
