@@ -20,7 +20,7 @@ from pathlib import Path
 
 from benchlib import format_table, machine, summarize, write_result
 
-from cao_hookspecs import AgentProfile, MessageState, TerminalStatus, hookimpl
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, MessageState, TerminalStatus, hookimpl
 from cao_kernel.kernel import Kernel
 from cao_kernel.plugins import LoadPolicy
 
@@ -61,8 +61,10 @@ async def run(quick: bool, folder: Path) -> dict:
     results: dict = {}
     async with kernel:
         # ready -> read: the receiver is busy when the message is queued; measure from its ready event.
-        sup = await kernel.create_session("supervisor", session_name="lat", working_directory=workdir)
-        rcv = await kernel.create_terminal("lat", "developer", working_directory=workdir)
+        sup = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="lat", working_directory=workdir))
+        rcv = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="lat", agent_profile="developer", working_directory=workdir))
         for i in range(10 if quick else 30):
             clock.latencies.clear()
             await kernel.send_input(rcv.id, "__mock_sleep_0.2")
@@ -75,9 +77,11 @@ async def run(quick: bool, folder: Path) -> dict:
 
         # 1,000 messages among 20 terminals
         count = 200 if quick else 1000
-        first = await kernel.create_session("developer", session_name="mesh", working_directory=workdir)
+        first = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="mesh", working_directory=workdir))
         rest = await asyncio.gather(*[
-            kernel.create_terminal("mesh", "developer", working_directory=workdir) for _ in range(19)
+            kernel.create_terminal(CreateTerminalRequest(
+                session_name="mesh", agent_profile="developer", working_directory=workdir)) for _ in range(19)
         ])
         ids = [first.id, *[t.id for t in rest]]
         rng = random.Random(7)
@@ -105,7 +109,8 @@ async def run(quick: bool, folder: Path) -> dict:
         await kernel.delete_session("mesh")
 
         # handoff round trip, in process
-        sup = await kernel.create_session("supervisor", session_name="hand", working_directory=workdir)
+        sup = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="hand", working_directory=workdir))
         samples = []
         for i in range(5 if quick else 15):
             started = time.perf_counter()

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT, format_table, machine, summarize, time_command, write_result
+from cao_hookspecs import CreateTerminalRequest
 
 # This script is named like the MCP SDK's package: once benchlib is loaded, its folder must leave the
 # import path or `import mcp` would find this file.
@@ -175,7 +176,8 @@ class Server:
 
         async def create() -> str:
             async with HttpKernel(self.url()) as api:
-                return (await api.create_session(profile, working_directory=self.workdir)).id
+                return (await api.create_session(CreateTerminalRequest(
+                    agent_profile=profile, working_directory=self.workdir))).id
 
         return asyncio.run(create())
 
@@ -260,7 +262,8 @@ async def handoffs(server: Server, count: int) -> tuple[float, list[float]]:
     from cao_server.client import HttpKernel
 
     async with HttpKernel(server.url()) as api:
-        supervisor = await api.create_session("developer", working_directory=server.workdir)
+        supervisor = await api.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=server.workdir))
         params = StdioServerParameters(command=str(MCP_SERVER), env=server.env(supervisor.id))
         times = []
         async with Client(params) as client:

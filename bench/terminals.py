@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchlib import format_table, machine, summarize, write_result
 
-from cao_hookspecs import AgentProfile, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.kernel import Kernel
 from cao_kernel.plugins import LoadPolicy
 
@@ -75,7 +75,8 @@ async def run(quick: bool, folder: Path) -> dict:
         samples = []
         for i in range(5 if quick else 15):
             started = time.perf_counter()
-            term = await kernel.create_session("developer", session_name=f"b{i}", working_directory=str(workdir))
+            term = await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", session_name=f"b{i}", working_directory=str(workdir)))
             samples.append(time.perf_counter() - started)
             assert term.status == TerminalStatus.IDLE
         results["create_to_idle_s"] = samples
@@ -93,9 +94,12 @@ async def run(quick: bool, folder: Path) -> dict:
             await kernel.delete_session(f"b{i}")
         # 50 terminals
         started = time.perf_counter()
-        first = await kernel.create_session("developer", session_name="fifty", working_directory=str(workdir))
+        first = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="fifty", working_directory=str(workdir)))
         await asyncio.gather(*[
-            kernel.create_terminal("fifty", "developer", working_directory=str(workdir)) for _ in range(49)
+            kernel.create_terminal(CreateTerminalRequest(
+                session_name="fifty", agent_profile="developer", working_directory=str(workdir),
+            )) for _ in range(49)
         ])
         results["create_50_s"] = [time.perf_counter() - started]
         assert len(await kernel.list_terminals("fifty")) == 50

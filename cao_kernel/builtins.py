@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 
 from cao_hookspecs import hookimpl
 
+#: The kernel's own inbox store: in-process, used when no durable one is installed.
+MEMORY_STORE = "memory"
+
 if TYPE_CHECKING:
     from cao_hookspecs import (
         DeliveryReceipt,
@@ -44,4 +47,4 @@ def cao_register_inbox_stores() -> list[InboxStoreSpec]:
 
         return MemoryInboxStore()
 
-    return [InboxStoreSpec(name="memory", factory=memory, description="in-process, lost on exit")]
+    return [InboxStoreSpec(name=MEMORY_STORE, factory=memory, description="in-process, lost on exit")]

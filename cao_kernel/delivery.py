@@ -20,16 +20,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from cao_hookspecs import InboxStore, Message, MessageDraft, MessageState, TerminalStatus
+from cao_hookspecs import DeliveryReceipt, InboxStore, Message, MessageDraft, MessageState, TerminalStatus
 
-from .errors import InvalidInput
+from .errors import CaoError, InvalidInput
 
 if TYPE_CHECKING:
-    from .kernel import Kernel
+    from .hooks import Emit
+    from .iopool import IoPool
     from .live import LiveTerminal
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,24 @@ BACKOFF_BASE = 0.5
 BACKOFF_MAX = 30.0
 SYSTEM_SENDER = "cao"
 
+class Receivers(Protocol):
+    """The terminals messages go to, as the delivery engine sees them."""
+
+    def get(self, terminal_id: str) -> LiveTerminal | None:
+        """The terminal, or None when it does not exist (any more)."""
+
+    def can_receive(self, terminal_id: str) -> bool:
+        """Whether it has finished starting and may be given tasks (its MCP readiness gate is open)."""
+
+    def refusal(self, terminal_id: str) -> CaoError | None:
+        """Why it can never take messages, once that is known (its MCP server never connected)."""
+
+    async def deliver(self, live: LiveTerminal, message: Message) -> DeliveryReceipt | None:
+        """Type one message into it; raises when that failed."""
+
+    async def history(self, terminal_id: str) -> str:
+        """Everything it has shown, scrollback included."""
+
 
 def backoff(attempts: int, base: float = BACKOFF_BASE) -> float:
     """Seconds to wait before retry number ``attempts`` (1-based): doubling, capped."""
@@ -46,25 +66,36 @@ def backoff(attempts: int, base: float = BACKOFF_BASE) -> float:
 
 
 class DeliveryEngine:
-    """One per kernel. Lives on the kernel's event loop; store calls run on the I/O pool."""
+    """One per kernel. Lives on the kernel's event loop; store calls run on the I/O pool.
 
-    def __init__(self, kernel: Kernel, store: InboxStore) -> None:
-        self.kernel = kernel
+    :param on_delivered: called with each message marked delivered.
+    :param on_dead: called with each message that failed for good, and the reason.
+    """
+
+    def __init__(
+        self, store: InboxStore, *, receivers: Receivers, io: IoPool, emit: Emit, settings: Mapping[str, Any],
+        on_delivered: Callable[[Message], None], on_dead: Callable[[Message, str], None],
+    ) -> None:
         self.store = store
+        self._receivers = receivers
+        self._io = io.run
+        self._emit = emit
+        self._on_delivered = on_delivered
+        self._on_dead = on_dead
         self._busy: set[str] = set()  # receivers with a delivery in progress
         self._again: set[str] = set()  # receivers kicked while busy
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
-        self.max_attempts = int(kernel.settings.get("CAO_INBOX_MAX_ATTEMPTS") or MAX_ATTEMPTS)
-        self.backoff_base = float(kernel.settings.get("CAO_INBOX_RETRY_BASE") or BACKOFF_BASE)
-        self.eager = str(kernel.settings.get("CAO_EAGER_INBOX_DELIVERY", "")).lower() in ("1", "true", "yes")
+        self.max_attempts = int(settings.get("CAO_INBOX_MAX_ATTEMPTS") or MAX_ATTEMPTS)
+        self.backoff_base = float(settings.get("CAO_INBOX_RETRY_BASE") or BACKOFF_BASE)
+        self.eager = str(settings.get("CAO_EAGER_INBOX_DELIVERY", "")).lower() in ("1", "true", "yes")
 
     # -- entry points -----------------------------------------------------------------------------
 
     async def enqueue(self, draft: MessageDraft) -> Message:
-        message = await self.kernel._io(self.store.enqueue, draft)
-        self.kernel.hooks.after("cao_after_message_queued", message=message)
+        message = await self._io(self.store.enqueue, draft)
+        self._emit("cao_after_message_queued", message=message)
         self.kick(message.receiver_id)
         return message
 
@@ -75,10 +106,10 @@ class DeliveryEngine:
         if receiver_id in self._busy:
             self._again.add(receiver_id)
             return
-        live = self.kernel._live.get(receiver_id)
+        live = self._receivers.get(receiver_id)
         if live is None:
             return
-        refusal = self.kernel._mcp_failure(receiver_id)
+        refusal = self._receivers.refusal(receiver_id)
         if refusal is None and not self._can_receive(live):
             return
         self._busy.add(receiver_id)
@@ -87,12 +118,14 @@ class DeliveryEngine:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def on_status(self, live: LiveTerminal) -> None:
-        if self._can_receive(live):
-            self.kick(live.id)
+    def status_changed(self, receiver_id: str) -> None:
+        """The receiver's status changed: deliver if it is ready now."""
+        live = self._receivers.get(receiver_id)
+        if live is not None and self._can_receive(live):
+            self.kick(receiver_id)
 
     def _can_receive(self, live: LiveTerminal) -> bool:
-        if live.starting or not self.kernel._mcp_ready(live.id):
+        if not self._receivers.can_receive(live.id):
             return False
         status = live.tracker.status
         if status.ready:
@@ -129,7 +162,7 @@ class DeliveryEngine:
             self.kick(receiver_id)
 
     async def _deliver_next(self, receiver_id: str) -> None:
-        io = self.kernel._io
+        io = self._io
         claimed = await io(self.store.claim_next, receiver_id, now=time.time())
         if claimed is None:
             await self._arm_retry_timer(receiver_id)
@@ -143,7 +176,7 @@ class DeliveryEngine:
             if more is None:
                 break
             batch.append(more)
-        live = self.kernel._live.get(receiver_id)
+        live = self._receivers.get(receiver_id)
         if live is None:
             for message in batch:
                 await self._fail(message, "receiver terminal no longer exists", final=True)
@@ -155,40 +188,34 @@ class DeliveryEngine:
             return
         body = "\n".join(m.body for m in batch)
         envelope = attrs.evolve(batch[0], body=body)
-        live.tracker.note_input()
         try:
-            receipt = await io(
-                self.kernel.hooks.deliver_message, live.terminal(), envelope, live.provider, self.kernel.backend
-            )
-            if receipt is None:
-                raise RuntimeError("no delivery plugin took the message")
+            receipt = await self._receivers.deliver(live, envelope)
         except Exception as exc:  # noqa: BLE001
-            live.tracker.abort_input()
             reason = f"{type(exc).__name__}: {exc}"
             for message in batch:
                 await self._fail(message, reason)
             return
-        live.tracker.input_sent()  # the settle window counts from the last Enter, not from before the paste
+        assert receipt is not None
         for message in batch:
             delivered = await io(self.store.mark_delivered, message.id)
-            self.kernel.hooks.after("cao_after_message_delivered", message=delivered,
-                                    receipt=attrs.evolve(receipt, message_id=message.id))
-            self.kernel._message_delivered(delivered)
+            self._emit("cao_after_message_delivered", message=delivered,
+                       receipt=attrs.evolve(receipt, message_id=message.id))
+            self._on_delivered(delivered)
 
     async def _fail(self, message: Message, reason: str, *, final: bool = False) -> None:
         attempts = message.attempts + 1
         retry_at = None if final or attempts >= self.max_attempts else time.time() + backoff(attempts, self.backoff_base)
-        updated = await self.kernel._io(self.store.mark_failed, message.id, reason, retry_at=retry_at)
+        updated = await self._io(self.store.mark_failed, message.id, reason, retry_at=retry_at)
         if updated.state == MessageState.DEAD:
-            self.kernel.hooks.after("cao_after_message_dead", message=updated, reason=reason)
+            self._emit("cao_after_message_dead", message=updated, reason=reason)
             await self._report_dead(updated, reason)
         else:
-            self.kernel.hooks.after("cao_after_message_failed", message=updated, reason=reason)
+            self._emit("cao_after_message_failed", message=updated, reason=reason)
             self._arm_timer(updated.receiver_id, updated.not_before or time.time())
 
     async def _report_dead(self, message: Message, reason: str) -> None:
-        self.kernel._message_dead(message, reason)
-        if message.sender_id not in self.kernel._live or message.sender_id == SYSTEM_SENDER:
+        self._on_dead(message, reason)
+        if self._receivers.get(message.sender_id) is None or message.sender_id == SYSTEM_SENDER:
             return
         notice = (
             f"[cao] Your message {message.id} to terminal {message.receiver_id} could not be delivered "
@@ -200,7 +227,7 @@ class DeliveryEngine:
     # -- retries ----------------------------------------------------------------------------------
 
     async def _arm_retry_timer(self, receiver_id: str) -> None:
-        waiting = await self.kernel._io(self.store.list, receiver_id, state=MessageState.PENDING, limit=1)
+        waiting = await self._io(self.store.list, receiver_id, state=MessageState.PENDING, limit=1)
         if waiting and waiting[0].not_before:
             self._arm_timer(receiver_id, waiting[0].not_before)
 
@@ -216,24 +243,29 @@ class DeliveryEngine:
         self._timers.pop(receiver_id, None)
         self.kick(receiver_id)
 
+    async def list(
+        self, receiver_id: str | None, *, state: MessageState | None = None, limit: int = 100
+    ) -> list[Message]:
+        """Messages from the store, oldest first (see ``InboxStore.list``)."""
+        return await self._io(self.store.list, receiver_id, state=state, limit=limit)
+
     # -- restart and removal ----------------------------------------------------------------------
 
     async def recover(self) -> None:
         """After a restart: settle messages left ``delivering`` and wake every inbox with mail."""
-        io = self.kernel._io
+        io = self._io
         for message in await io(self.store.list, None, state=MessageState.DELIVERING, limit=100_000):
-            live = self.kernel._live.get(message.receiver_id)
-            if live is None:
+            if self._receivers.get(message.receiver_id) is None:
                 await self._fail(message, "receiver terminal no longer exists", final=True)
                 continue
-            history = await io(self.kernel.backend.capture, message.receiver_id, history=-1)
+            history = await self._receivers.history(message.receiver_id)
             if _was_typed(message.body, history):
                 delivered = await io(self.store.mark_delivered, message.id)
-                self.kernel._message_delivered(delivered)
+                self._on_delivered(delivered)
             else:
                 await io(self.store.release, message.id)
         for receiver in await io(self.store.receivers_with_pending):
-            if receiver in self.kernel._live:
+            if self._receivers.get(receiver) is not None:
                 self.kick(receiver)
 
     async def receiver_gone(self, receiver_id: str) -> None:
@@ -245,7 +277,7 @@ class DeliveryEngine:
         timer = self._timers.pop(receiver_id, None)
         if timer is not None:
             timer.cancel()
-        io = self.kernel._io
+        io = self._io
         for message in await io(self.store.list, receiver_id, state=MessageState.PENDING, limit=100_000):
             claimed = await io(self.store.claim, message.id)
             if claimed is not None:

@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: An observer hook call as services make it: ``emit("cao_after_message_queued", message=...)``.
+Emit = Callable[..., None]
+
 
 class Contribution:
     """A record together with the plugin that registered it."""
@@ -124,6 +127,9 @@ class Hooks:
     def mcp_tools(self) -> list[Contribution]:
         return self._register_all("cao_register_mcp_tools", "MCP tool")
 
+    def mcp_servers(self) -> list[Contribution]:
+        return self._register_all("cao_register_mcp_servers", "MCP server")
+
     # -- lookups ----------------------------------------------------------------------------------
 
     def detect_status(self, terminal: Terminal, screen: str, provider: ProviderSpec) -> StatusReport | None:
@@ -204,5 +210,5 @@ def records_of(contributions: list[Contribution], kind: type[T]) -> dict[str, T]
     return out
 
 
-__all__ = ["Contribution", "Hooks", "records_of"]
+__all__ = ["Contribution", "Emit", "Hooks", "records_of"]
 

@@ -1,15 +1,22 @@
-"""The ``Kernel``: one plugin manager, its registries, and (in later modules) the orchestration engine."""
+"""The ``Kernel``: a thin facade that builds cao's services, wires them, and implements ``KernelAPI``.
+
+Services, each constructed with exactly what it uses (none holds the kernel):
+
+- ``registry`` (``Registry``): the records plugins registered, by kind and name;
+- ``profiles`` (``ProfileCatalog``): the profiles this kernel can load;
+- on ``start``: ``io`` (``IoPool``), ``terminals`` (``Terminals``: backend, live terminals, status
+  trackers, readiness gates, native signals), ``delivery`` (``DeliveryEngine``: the inbox store, seeing
+  terminals as ``Receivers``), ``orchestration`` (``Orchestration``: send_message, assign, handoff over
+  the two). Lifecycle events go out through the hooks (``Hooks``), which every surface observes.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import logging
 import os
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pluggy
 
@@ -17,19 +24,29 @@ from cao_hookspecs import (
     AgentProfile,
     BackendSpec,
     CommandSpec,
+    CreateTerminalRequest,
+    DelegationResult,
     InboxStoreSpec,
     McpToolSpec,
+    Message,
+    MessageState,
+    ProviderInfo,
     ProviderSpec,
     RouteSpec,
     RuntimeContext,
+    SessionInfo,
     StatusReport,
+    Terminal,
+    TerminalStatus,
 )
 
 from . import builtins
-from .errors import CaoError, NotFound, PluginError
+from .delivery import DeliveryEngine
+from .errors import CaoError, PluginError
 from .home import CaoHome
-from .hooks import Hooks, records_of
-from .live import LiveTerminal
+from .hooks import Hooks
+from .iopool import DEFAULT_THREADS, IoPool
+from .orchestration import AssignWatch, Orchestration
 from .plugins import (
     ACTIVE,
     FAILED,
@@ -40,20 +57,14 @@ from .plugins import (
     hook_names,
     register_checked,
 )
-from .orchestration import Orchestration
-from .terminal_ops import TerminalOps
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .delivery import DeliveryEngine
-
-log = logging.getLogger(__name__)
+from .profiles.catalog import ProfileCatalog
+from .registry import Registry
+from .terminals import Terminals
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
 
 
-class Kernel(Orchestration, TerminalOps):
+class Kernel:
     """Owns a fresh plugin manager; embedding apps may run several kernels side by side.
 
     :param plugins: objects (modules, classes, instances) to register explicitly, in order.
@@ -82,25 +93,24 @@ class Kernel(Orchestration, TerminalOps):
         else:
             self.home = CaoHome(Path(home).expanduser())
         self.pm: pluggy.PluginManager = create_plugin_manager()
-        self.hooks = Hooks(self.pm, describe=self.describe_plugin)
+        self.loader = PluginLoader(self.pm, policy or LoadPolicy.from_env(self.settings))
+        self.describe_plugin = self.loader.describe
+        self.hooks = Hooks(self.pm, describe=self.loader.describe)
+        registry = self.registry = Registry(self.hooks)
+        self.profiles = ProfileCatalog(self.home, registry.provider_dirs, lambda: set(registry.providers))
         self._explicit: dict[str, PluginRecord] = {}
         self._started = False
         self.pm.register(builtins, name=BUILTIN_PLUGIN)
-        self.loader = PluginLoader(self.pm, policy or LoadPolicy.from_env(self.settings))
         for plugin in plugins:
             self.register_plugin(plugin)
         if load_entrypoints:
             self.loader.load_all()
         self._start_lock: asyncio.Lock | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._executor: ThreadPoolExecutor | None = None
-        self._backend: Any = None
-        self._live: dict[str, LiveTerminal] = {}
-        self._profiles: dict[str, AgentProfile] = {}
-        self._store: Any = None
-        self._delivery: DeliveryEngine | None = None
-        self._assign_pending: dict[int, Any] = {}
-        self._signals: Any = None
+        # Built by start(): they need the running event loop and the opened backend and store.
+        self.io: IoPool | None = None
+        self.terminals: Terminals | None = None
+        self.delivery: DeliveryEngine | None = None
+        self.orchestration: Orchestration | None = None
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -114,38 +124,44 @@ class Kernel(Orchestration, TerminalOps):
         async with self._start_lock:
             if self._started:
                 return
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._loop = asyncio.get_running_loop()
-            self._executor = ThreadPoolExecutor(
-                max_workers=int(self.settings.get("CAO_IO_THREADS") or 32), thread_name_prefix="cao-io"
-            )
+            io = self.io = IoPool(int(self.settings.get("CAO_IO_THREADS") or DEFAULT_THREADS))
             self.home.ensure()
-            self._backend = self._open_backend()
+            backend = self._open_backend()
             # Opening a store touches the disk: keep it off the event loop thread.
-            self._store = await self._loop.run_in_executor(self._executor, self._open_inbox_store)
-            from .delivery import DeliveryEngine
-
-            self._delivery = DeliveryEngine(self, self._store)
+            store = await io.run(self._open_inbox_store)
+            terminals = self.terminals = Terminals(
+                backend=backend, io=io, hooks=self.hooks, registry=self.registry, load_profile=self.profiles.load,
+                settings=self.settings, home=self.home,
+            )
+            assigns = AssignWatch(self.hooks.after)
+            delivery = self.delivery = DeliveryEngine(
+                store, receivers=terminals, io=io, emit=self.hooks.after, settings=self.settings,
+                on_delivered=assigns.delivered, on_dead=assigns.dead,
+            )
+            terminals.listen(delivery)
+            self.orchestration = Orchestration(terminals=terminals, delivery=delivery, hooks=self.hooks,
+                                               assigns=assigns, load_profile=self.profiles.load)
             self._started = True
-            from .signal_channel import open_channel
-
-            # Before re-adopting: the terminals' hooks name this channel's socket.
-            self._signals = open_channel(self)
-            await self._adopt_all()
-            await self._delivery.recover()
+            terminals.open_signals()
+            await terminals.adopt_all()
+            await delivery.recover()
             self.hooks.startup(self)
 
     def _open_backend(self) -> Any:
-        name = str(self.settings.get("CAO_TERMINAL_BACKEND") or "tmux")
+        from cao_hookspecs.defaults import DEFAULT_TERMINAL_BACKEND, TERMINAL_BACKEND_SETTING
+
+        name = str(self.settings.get(TERMINAL_BACKEND_SETTING) or DEFAULT_TERMINAL_BACKEND)
         spec = self.backends.get(name)
         if spec is None:
             known = ", ".join(sorted(self.backends)) or "none"
-            raise CaoError(f"no terminal backend {name!r} is installed (installed: {known}); install cao-tmux")
+            raise CaoError(f"no terminal backend {name!r} is installed (installed: {known}); install cao-{name}")
         return spec.factory(self.runtime_context())
 
     def _open_inbox_store(self) -> Any:
-        name = self.settings.get("CAO_INBOX_STORE") or ("sqlite" if "sqlite" in self.inbox_stores else "memory")
+        from cao_hookspecs.defaults import DEFAULT_INBOX_STORE, INBOX_STORE_SETTING
+
+        chosen = self.settings.get(INBOX_STORE_SETTING)
+        name = chosen or (DEFAULT_INBOX_STORE if DEFAULT_INBOX_STORE in self.inbox_stores else builtins.MEMORY_STORE)
         spec = self.inbox_stores.get(str(name))
         if spec is None:
             known = ", ".join(sorted(self.inbox_stores)) or "none"
@@ -160,27 +176,12 @@ class Kernel(Orchestration, TerminalOps):
         if not self._started:
             return
         self.hooks.shutdown(self)
-        if self._delivery is not None:
-            await self._delivery.aclose()
-        signals, self._signals = self._signals, None
-        if signals is not None:
-            signals.close()
-        for live in self._live.values():
-            live.tracker._clear_latch()
-        refreshing = [live.refresh_task for live in self._live.values() if live.refresh_task is not None]
-        for task in refreshing:
-            task.cancel()
-        await asyncio.gather(*refreshing, return_exceptions=True)
-        self._live.clear()
-        backend, self._backend = self._backend, None
-        store, self._store = self._store, None
-        loop = asyncio.get_running_loop()
-        if backend is not None:
-            await loop.run_in_executor(self._executor, backend.close)
-        if store is not None:
-            await loop.run_in_executor(self._executor, store.close)
-        assert self._executor is not None
-        self._executor.shutdown(wait=False)
+        assert self.io is not None and self.terminals is not None and self.delivery is not None
+        await self.delivery.aclose()
+        await self.terminals.aclose()
+        await self.io.run(self.delivery.store.close)
+        self.io.close()
+        self.io = self.terminals = self.delivery = self.orchestration = None
         self._started = False
 
     async def __aenter__(self) -> Kernel:
@@ -190,72 +191,142 @@ class Kernel(Orchestration, TerminalOps):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _status_changed(self, live: LiveTerminal, old: StatusReport, new: StatusReport) -> None:
-        self.hooks.after("cao_after_status_changed", terminal=live.terminal(), old=old, new=new)
-        if self._delivery is not None and live.id in self._live:
-            self._delivery.on_status(live)
+    async def _services(self) -> tuple[Terminals, Orchestration]:
+        await self.start()
+        assert self.terminals is not None and self.orchestration is not None
+        return self.terminals, self.orchestration
 
-    # -- profiles ---------------------------------------------------------------------------------
+    async def _terminals(self) -> Terminals:
+        return (await self._services())[0]
 
-    def add_profile(self, profile: AgentProfile) -> None:
-        """Make a profile available to this kernel only, ahead of every store (embedding and tests)."""
-        self._profiles[profile.name] = profile
+    async def _orchestration(self) -> Orchestration:
+        return (await self._services())[1]
 
-    def load_profile(self, name: str) -> AgentProfile:
-        if name in self._profiles:
-            return self._profiles[name]
-        from .profiles import find_profile
+    # -- sessions and terminals (KernelAPI) -------------------------------------------------------
 
-        return find_profile(name, home=self.home, provider_dirs=self.provider_dirs())
+    async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        return await (await self._terminals()).create_session(request, wait_ready=wait_ready)
+
+    async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        return await (await self._terminals()).create_terminal(request, wait_ready=wait_ready)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await (await self._terminals()).list_sessions()
+
+    async def get_session(self, session_name: str) -> tuple[SessionInfo, list[Terminal]]:
+        return await (await self._terminals()).get_session(session_name)
+
+    async def delete_session(self, session_name: str) -> list[str]:
+        return await (await self._terminals()).delete_session(session_name)
+
+    async def list_terminals(self, session_name: str) -> list[Terminal]:
+        return await (await self._terminals()).list_terminals(session_name)
+
+    async def get_terminal(self, terminal_id: str) -> Terminal:
+        return await (await self._terminals()).get_terminal(terminal_id)
+
+    async def delete_terminal(self, terminal_id: str) -> None:
+        await (await self._terminals()).delete_terminal(terminal_id)
+
+    # -- input and output (KernelAPI) -------------------------------------------------------------
+
+    async def send_input(self, terminal_id: str, text: str) -> None:
+        await (await self._terminals()).send_input(terminal_id, text)
+
+    async def send_keys(self, terminal_id: str, key: str) -> None:
+        await (await self._terminals()).send_keys(terminal_id, key)
+
+    async def get_output(self, terminal_id: str, mode: str = "full") -> str:
+        return await (await self._terminals()).get_output(terminal_id, mode)
+
+    async def get_status(self, terminal_id: str) -> StatusReport:
+        return await (await self._terminals()).get_status(terminal_id)
+
+    async def wait_for_status(
+        self, terminal_id: str, statuses: Collection[TerminalStatus], timeout: float
+    ) -> StatusReport:
+        return await (await self._terminals()).wait_for_status(terminal_id, statuses, timeout)
+
+    async def exit_terminal(self, terminal_id: str) -> None:
+        await (await self._terminals()).exit_terminal(terminal_id)
+
+    async def working_directory(self, terminal_id: str) -> str | None:
+        return await (await self._terminals()).working_directory(terminal_id)
+
+    async def mcp_connected(self, terminal_id: str) -> None:
+        await (await self._terminals()).mcp_connected(terminal_id)
+
+    # -- messaging and orchestration (KernelAPI) --------------------------------------------------
+
+    async def send_message(
+        self, sender_id: str, receiver_id: str | None, message: str, *, idempotency_key: str | None = None
+    ) -> Message:
+        return await (await self._orchestration()).send_message(sender_id, receiver_id, message,
+                                                                idempotency_key=idempotency_key)
+
+    async def list_messages(
+        self, terminal_id: str, *, state: MessageState | str | None = None, limit: int = 10
+    ) -> list[Message]:
+        return await (await self._orchestration()).list_messages(terminal_id, state=state, limit=limit)
+
+    async def handoff(
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
+    ) -> DelegationResult:
+        return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout)
+
+    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
+        return await (await self._orchestration()).assign(caller_id, agent_profile, message)
+
+    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
+        await (await self._orchestration()).answer_user_prompt(terminal_id, answer)
+
+    # -- profiles, providers and plugin tools (KernelAPI) -----------------------------------------
 
     async def list_profiles(self) -> list[AgentProfile]:
         """Every loadable profile, first in lookup order per name (in-memory ones first)."""
-        from .profiles import ProfileStore
+        return await self.profiles.list()
 
-        entries = await asyncio.to_thread(lambda: ProfileStore(self.home, self.provider_dirs()).list())
-        found = {p.name: p for p in self._profiles.values()}
-        for entry in entries:
-            if entry.name not in found and entry.loadable:
-                try:
-                    found[entry.name] = await asyncio.to_thread(self.load_profile, entry.name)
-                except CaoError:
-                    continue
-        return [found[name] for name in sorted(found)]
+    async def get_profile(self, name: str) -> AgentProfile:
+        return await self.profiles.get(name)
+
+    async def list_providers(self) -> list[ProviderInfo]:
+        """Installed providers: name, binary, whether the binary is found (its override variable, else
+        PATH, else beside this Python), install hint."""
+        from cao_hookspecs.programs import beside_interpreter, find_program
+
+        def installed(spec: ProviderSpec) -> bool:
+            try:
+                find_program(os.environ, spec.binary, spec.binary_env, missing="")
+            except ValueError:
+                return beside_interpreter(spec.binary) is not None
+            return True
+
+        return [
+            ProviderInfo(name=spec.name, binary=spec.binary, installed=installed(spec),
+                         description=spec.description, install_hint=spec.install_hint)
+            for spec in sorted(self.providers.values(), key=lambda s: s.name)
+        ]
+
+    async def mcp_tools(self) -> list[McpToolSpec]:
+        return [self.registry.mcp_tools[name] for name in sorted(self.registry.mcp_tools)]
+
+    # -- profiles beyond KernelAPI ----------------------------------------------------------------
+
+    def add_profile(self, profile: AgentProfile) -> None:
+        """Make a profile available to this kernel only, ahead of every store (embedding and tests)."""
+        self.profiles.add(profile)
+
+    def load_profile(self, name: str) -> AgentProfile:
+        return self.profiles.load(name)
 
     async def install_profile(
         self, source: str, *, provider: str | None = None, env: list[str] | None = None, **options: Any
     ) -> Any:
         """Install a profile from a name, a ``.md`` path or an https URL (see ``cao_kernel.profiles.install``)."""
-        from .profiles.install import install
-
-        return await asyncio.to_thread(
-            install, source, self.home, provider=provider, env=env or (), provider_dirs=self.provider_dirs(),
-            known_providers=set(self.providers), **options,
-        )
-
-    async def get_profile(self, name: str) -> AgentProfile:
-        return await asyncio.to_thread(self.load_profile, name)
-
-    async def list_providers(self) -> list[dict[str, Any]]:
-        """Installed providers: name, binary, whether the binary is found (its override variable, else
-        PATH), install hint."""
-        from cao_hookspecs.programs import find_program
-
-        def installed(spec: Any) -> bool:
-            try:
-                find_program(os.environ, spec.binary, spec.binary_env, missing="")
-            except ValueError:
-                return spec.name == "mock_cli"
-            return True
-
-        return [
-            {"name": spec.name, "binary": spec.binary, "installed": installed(spec),
-             "description": spec.description, "install_hint": spec.install_hint}
-            for spec in sorted(self.providers.values(), key=lambda s: s.name)
-        ]
+        return await self.profiles.install(source, provider=provider, env=env, **options)
 
     def provider_dirs(self) -> dict[str, list[str]]:
-        return {name: list(spec.agent_dirs) for name, spec in self.providers.items() if spec.agent_dirs}
+        return self.registry.provider_dirs()
 
     # -- plugins ----------------------------------------------------------------------------------
 
@@ -268,7 +339,7 @@ class Kernel(Orchestration, TerminalOps):
         name = name or getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{id(plugin):x}"
         register_checked(self.pm, plugin, name)
         self._explicit[name] = PluginRecord(name=name, status=ACTIVE, hooks=hook_names(self.pm, plugin))
-        self._invalidate()
+        self.registry.invalidate()
         if self._started:
             self.hooks.startup(self, plugin)
         return name
@@ -276,11 +347,7 @@ class Kernel(Orchestration, TerminalOps):
     def unregister_plugin(self, name: str) -> None:
         self.pm.unregister(name=name)
         self._explicit.pop(name, None)
-        self._invalidate()
-
-    def describe_plugin(self, name: str) -> str:
-        dist = self.loader.distribution_of(name)
-        return f"{name!r} ({dist})" if dist else repr(name)
+        self.registry.invalidate()
 
     def plugin_records(self, *, include_builtin: bool = False) -> list[PluginRecord]:
         records = list(self.loader.records.values()) + list(self._explicit.values())
@@ -300,44 +367,28 @@ class Kernel(Orchestration, TerminalOps):
 
     # -- registries -------------------------------------------------------------------------------
 
-    def _invalidate(self) -> None:
-        for attr in ("providers", "backends", "inbox_stores", "commands", "routes", "mcp_tools"):
-            self.__dict__.pop(attr, None)
-
-    @functools.cached_property
+    @property
     def providers(self) -> dict[str, ProviderSpec]:
-        return records_of(self.hooks.providers(), ProviderSpec)
+        return self.registry.providers
 
-    @functools.cached_property
+    @property
     def backends(self) -> dict[str, BackendSpec]:
-        return records_of(self.hooks.backends(), BackendSpec)
+        return self.registry.backends
 
-    @functools.cached_property
+    @property
     def inbox_stores(self) -> dict[str, InboxStoreSpec]:
-        return records_of(self.hooks.inbox_stores(), InboxStoreSpec)
+        return self.registry.inbox_stores
 
-    @functools.cached_property
+    @property
     def commands(self) -> dict[str, CommandSpec]:
-        return records_of(self.hooks.commands(), CommandSpec)
+        return self.registry.commands
 
-    @functools.cached_property
+    @property
     def routes(self) -> dict[str, RouteSpec]:
-        return records_of(self.hooks.routes(), RouteSpec)
-
-    @functools.cached_property
-    def mcp_tools(self) -> dict[str, McpToolSpec]:
-        return records_of(self.hooks.mcp_tools(), McpToolSpec)
+        return self.registry.routes
 
     def provider(self, name: str) -> ProviderSpec:
-        try:
-            return self.providers[name]
-        except KeyError:
-            known = ", ".join(sorted(self.providers)) or "none installed"
-            # Provider packages follow one naming rule, so the likely missing package can be named.
-            plain = isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name)
-            package = "cao-provider-" + name.replace("_", "-") if plain else None
-            hint = f"; to add it, install the package {package}" if package else ""
-            raise NotFound(f"unknown provider {name!r} (known: {known}){hint}") from None
+        return self.registry.provider(name)
 
     def setting(self, name: str, default: Any = None) -> Any:
         return self.settings.get(name, default)

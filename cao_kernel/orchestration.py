@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from cao_hookspecs import (
+    AgentProfile,
+    CreateTerminalRequest,
     DelegationRequest,
     DelegationResult,
     Message,
@@ -31,7 +34,9 @@ from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Tim
 
 if TYPE_CHECKING:
     from .delivery import DeliveryEngine
+    from .hooks import Emit, Hooks
     from .live import LiveTerminal
+    from .terminals import Terminals
 
 log = logging.getLogger(__name__)
 
@@ -58,31 +63,50 @@ def _with_suffix(text: str, suffix: str) -> str:
     return text if text.rstrip().endswith(suffix) else f"{text}\n\n{suffix}"
 
 
+class AssignWatch:
+    """Assigns whose task is still on its way: each ends (``cao_after_assign_finished``) when its task is
+    delivered, dies in the inbox, or its worker fails to start."""
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self._pending: dict[int, DelegationRequest] = {}
+
+    def add(self, message_id: int, request: DelegationRequest) -> None:
+        self._pending[message_id] = request
+
+    def drop(self, message_id: int) -> None:
+        self._pending.pop(message_id, None)
+
+    def delivered(self, message: Message) -> None:
+        request = self._pending.pop(message.id, None)
+        if request is not None:
+            self.finish(request, message.receiver_id, True,
+                        f"Task delivered to {request.agent_profile} in terminal {message.receiver_id}")
+
+    def dead(self, message: Message, reason: str) -> None:
+        request = self._pending.pop(message.id, None)
+        if request is not None:
+            self.finish(request, message.receiver_id, False, f"Task could not be delivered: {reason}")
+
+    def finish(self, request: DelegationRequest, worker_id: str, success: bool, text: str) -> None:
+        self._emit("cao_after_assign_finished", result=DelegationResult(
+            kind=OrchestrationType.ASSIGN, success=success, message=text, agent_profile=request.agent_profile,
+            caller_id=request.caller_id, terminal_id=worker_id,
+        ))
+
+
 class Orchestration:
-    """Mixed into ``Kernel``."""
+    """send_message, assign, handoff and answer_user_prompt over the terminals and the delivery engine."""
 
-    if TYPE_CHECKING:
-        _live: dict[str, LiveTerminal]
-        _delivery: DeliveryEngine | None
-        _assign_pending: dict[int, DelegationRequest]
-        hooks: Any
-
-        async def start(self) -> None: ...
-        def _get_live(self, terminal_id: str) -> LiveTerminal: ...
-        async def _io(self, fn: Any, *args: Any, **kwargs: Any) -> Any: ...
-        async def create_session(self, agent_profile: str, **kw: Any) -> Terminal: ...
-        async def create_terminal(self, session_name: str, agent_profile: str, **kw: Any) -> Terminal: ...
-        async def send_input(self, terminal_id: str, text: str) -> None: ...
-        async def get_output(self, terminal_id: str, mode: str = "full") -> str: ...
-        async def exit_terminal(self, terminal_id: str) -> None: ...
-        async def delete_terminal(self, terminal_id: str) -> None: ...
-        def load_profile(self, name: str) -> Any: ...
-
-    @property
-    def delivery(self) -> DeliveryEngine:
-        if self._delivery is None:
-            raise CaoError("the kernel has not been started (await kernel.start())")
-        return self._delivery
+    def __init__(
+        self, *, terminals: Terminals, delivery: DeliveryEngine, hooks: Hooks, assigns: AssignWatch,
+        load_profile: Callable[[str], AgentProfile],
+    ) -> None:
+        self._terminals = terminals
+        self._delivery = delivery
+        self._hooks = hooks
+        self._assigns = assigns
+        self._load_profile = load_profile
 
     # -- send_message -----------------------------------------------------------------------------
 
@@ -90,15 +114,14 @@ class Orchestration:
         self, sender_id: str, receiver_id: str | None, message: str, *, idempotency_key: str | None = None
     ) -> Message:
         """Queue ``message`` for ``receiver_id`` (default: the sender's caller); delivered when it is ready."""
-        await self.start()
         validate_message(message)
         validate.input_text(message)
-        sender = self._live.get(sender_id) if validate.TERMINAL_ID_RE.match(sender_id or "") else None
+        sender = self._terminals.get(sender_id) if validate.TERMINAL_ID_RE.match(sender_id or "") else None
         if receiver_id is None:
             if sender is None or not sender.record.caller_id:
                 raise InvalidInput("no receiver given and the sender has no caller to reply to")
             receiver_id = sender.record.caller_id
-        self._get_live(receiver_id)
+        self._terminals.live(receiver_id)
         if receiver_id == sender_id:
             raise InvalidInput("a terminal cannot send a message to itself")
         body = _with_suffix(message, sender_suffix(sender_id)) if sender is not None else message
@@ -106,37 +129,35 @@ class Orchestration:
                                                 idempotency_key=idempotency_key))
 
     async def _enqueue(self, draft: MessageDraft) -> Message:
-        draft = self.hooks.before("cao_before_message_send", draft)
-        self._get_live(draft.receiver_id)
-        return await self.delivery.enqueue(draft)
+        draft = self._hooks.before("cao_before_message_send", draft)
+        self._terminals.live(draft.receiver_id)
+        return await self._delivery.enqueue(draft)
 
     async def list_messages(
         self, terminal_id: str, *, state: MessageState | str | None = None, limit: int = 10
     ) -> list[Message]:
-        await self.start()
         validate.terminal_id(terminal_id)
         wanted = MessageState(state) if state is not None else None
         if not 1 <= int(limit) <= 1000:
             raise InvalidInput("limit must be between 1 and 1000")
-        return await self._io(self.delivery.store.list, terminal_id, state=wanted, limit=int(limit))
+        return await self._delivery.list(terminal_id, state=wanted, limit=int(limit))
 
     # -- assign -----------------------------------------------------------------------------------
 
     async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
         """Start a worker and queue the task for it; return at once with the worker's id."""
-        await self.start()
         validate_message(message)
-        caller = self._get_live(caller_id)
+        caller = self._terminals.live(caller_id)
         request = DelegationRequest(kind=OrchestrationType.ASSIGN, caller_id=caller_id,
                                     agent_profile=agent_profile, message=message)
-        request = self.hooks.before("cao_before_assign", request)
+        request = self._hooks.before("cao_before_assign", request)
         worker = await self._start_worker(caller, request, wait_ready=False)
-        self.hooks.after("cao_after_assign_started", request=request, worker=worker)
+        self._hooks.after("cao_after_assign_started", request=request, worker=worker)
         task = _with_suffix(request.message, assign_suffix(caller_id))
-        queued = await self.delivery.enqueue(MessageDraft(
+        queued = await self._delivery.enqueue(MessageDraft(
             sender_id=caller_id, receiver_id=worker.id, body=task, orchestration_type=OrchestrationType.ASSIGN,
         ))
-        self._assign_pending[queued.id] = request
+        self._assigns.add(queued.id, request)
         asyncio.ensure_future(self._watch_assign_start(worker, request, queued.id))
         return DelegationResult(
             kind=OrchestrationType.ASSIGN, success=True, agent_profile=request.agent_profile, caller_id=caller_id,
@@ -147,7 +168,7 @@ class Orchestration:
         )
 
     async def _watch_assign_start(self, worker: Terminal, request: DelegationRequest, message_id: int) -> None:
-        live = self._live.get(worker.id)
+        live = self._terminals.get(worker.id)
         if live is None:
             return
         try:
@@ -156,38 +177,19 @@ class Orchestration:
             # its inbox until then). A worker whose server never does goes like one that failed to start.
             await asyncio.shield(live.started)
         except CaoError as exc:
-            if worker.id not in self._live:
-                # Deleted while starting, by whoever deleted it: nothing to report.
-                self._assign_pending.pop(message_id, None)
-                return
-            self._assign_pending.pop(message_id, None)
+            self._assigns.drop(message_id)
+            if self._terminals.get(worker.id) is None:
+                return  # deleted while starting, by whoever deleted it: nothing to report
             reason = str(exc).splitlines()[0].rstrip(".")
             try:
-                await self.delete_terminal(worker.id)
+                await self._terminals.delete_terminal(worker.id)
             except CaoError:
                 pass
             notice = (f"[cao] Assigned worker {worker.id} ({request.agent_profile}) failed to start: {reason}. "
                       f"It was deleted; assign the task again or choose another profile.")
-            if request.caller_id in self._live:
+            if self._terminals.get(request.caller_id or "") is not None:
                 await self._enqueue(MessageDraft(sender_id=worker.id, receiver_id=request.caller_id, body=notice))
-            self._finish_assign(request, worker.id, False, notice)
-
-    def _message_delivered(self, message: Message) -> None:
-        request = self._assign_pending.pop(message.id, None)
-        if request is not None:
-            self._finish_assign(request, message.receiver_id, True,
-                                f"Task delivered to {request.agent_profile} in terminal {message.receiver_id}")
-
-    def _message_dead(self, message: Message, reason: str) -> None:
-        request = self._assign_pending.pop(message.id, None)
-        if request is not None:
-            self._finish_assign(request, message.receiver_id, False, f"Task could not be delivered: {reason}")
-
-    def _finish_assign(self, request: DelegationRequest, worker_id: str, success: bool, text: str) -> None:
-        self.hooks.after("cao_after_assign_finished", result=DelegationResult(
-            kind=OrchestrationType.ASSIGN, success=success, message=text, agent_profile=request.agent_profile,
-            caller_id=request.caller_id, terminal_id=worker_id,
-        ))
+            self._assigns.finish(request, worker.id, False, notice)
 
     # -- handoff ----------------------------------------------------------------------------------
 
@@ -195,23 +197,22 @@ class Orchestration:
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
     ) -> DelegationResult:
         """Start a worker, give it the task, wait for its answer, remove it, return the answer."""
-        await self.start()
         validate_message(message)
         if not 1 <= float(timeout) <= 3600:
             raise InvalidInput("timeout must be between 1 and 3600 seconds")
-        caller = self._get_live(caller_id) if caller_id is not None else None
+        caller = self._terminals.live(caller_id) if caller_id is not None else None
         request = DelegationRequest(kind=OrchestrationType.HANDOFF, caller_id=caller_id,
                                     agent_profile=agent_profile, message=message, timeout=float(timeout))
-        request = self.hooks.before("cao_before_handoff", request)
+        request = self._hooks.before("cao_before_handoff", request)
         started = time.monotonic()
         worker = await self._start_worker(caller, request, wait_ready=True)
-        self.hooks.after("cao_after_handoff_started", request=request, worker=worker)
-        live = self._get_live(worker.id)
+        self._hooks.after("cao_after_handoff_started", request=request, worker=worker)
+        live = self._terminals.live(worker.id)
         task = request.message
         if live.provider is not None and live.provider.capabilities.handoff_banner and caller_id:
             task = f"{handoff_banner(caller_id)}\n\n{task}"
         result = await self._run_handoff(live, request, task, started)
-        self.hooks.after("cao_after_handoff_finished", result=result)
+        self._hooks.after("cao_after_handoff_finished", result=result)
         return result
 
     async def _run_handoff(
@@ -226,7 +227,7 @@ class Orchestration:
 
         remaining = request.timeout - (time.monotonic() - started)
         try:
-            await self.send_input(live.id, task)
+            await self._terminals.send_input(live.id, task)
             await self._wait_done(live, max(0.1, remaining))
         except Timeout:
             return result(False, f"Handoff timed out after {request.timeout:g} seconds; the worker {live.id} "
@@ -235,7 +236,7 @@ class Orchestration:
             return result(False, f"Handoff failed: worker errored ({live.tracker.report.evidence}); the worker "
                                  f"{live.id} was kept. {str(exc).splitlines()[0]}")
         try:
-            output = await self.get_output(live.id, "last")
+            output = await self._terminals.get_output(live.id, "last")
         except CaoError as exc:
             output = None
             failure = f"Handoff failed: the worker finished but its answer could not be read ({exc})"
@@ -265,39 +266,39 @@ class Orchestration:
     async def _dismiss(self, terminal_id: str) -> None:
         """Ask a finished worker to exit, then delete its terminal."""
         try:
-            await self.exit_terminal(terminal_id)
+            await self._terminals.exit_terminal(terminal_id)
         except CaoError:
             pass
         try:
-            await self.delete_terminal(terminal_id)
+            await self._terminals.delete_terminal(terminal_id)
         except NotFound:
             pass
 
     async def _start_worker(
         self, caller: LiveTerminal | None, request: DelegationRequest, *, wait_ready: bool
     ) -> Terminal:
-        profile = self.load_profile(validate.profile_name(request.agent_profile))
+        profile = self._load_profile(validate.profile_name(request.agent_profile))
         if caller is None:
-            return await self.create_session(request.agent_profile, working_directory=request.working_directory,
-                                             wait_ready=wait_ready)
+            return await self._terminals.create_session(
+                CreateTerminalRequest(agent_profile=request.agent_profile, working_directory=request.working_directory),
+                wait_ready=wait_ready)
         provider = profile.provider or caller.record.provider
         workdir = request.working_directory
         if workdir is None:
             try:
-                workdir = await self._io(self.backend.working_directory, caller.id)  # type: ignore[attr-defined]
+                workdir = await self._terminals.working_directory(caller.id)
             except Exception:  # noqa: BLE001 - fall back to where the caller started
                 workdir = None
             workdir = workdir or caller.record.working_directory
-        return await self.create_terminal(
-            caller.record.session_name, request.agent_profile, provider=provider, working_directory=workdir,
-            caller_id=caller.id, wait_ready=wait_ready,
-        )
+        return await self._terminals.create_terminal(CreateTerminalRequest(
+            session_name=caller.record.session_name, agent_profile=request.agent_profile, provider=provider,
+            working_directory=workdir, caller_id=caller.id,
+        ), wait_ready=wait_ready)
 
     # -- answer_user_prompt -----------------------------------------------------------------------
 
     async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
-        await self.start()
-        live = self._get_live(terminal_id)
+        live = self._terminals.live(terminal_id)
         if not isinstance(answer, str) or not answer.strip():
             raise InvalidInput("answer must not be empty")
         if len(answer) > MAX_ANSWER_CHARS:
@@ -305,7 +306,7 @@ class Orchestration:
         if live.tracker.status != TerminalStatus.WAITING_USER_ANSWER:
             raise Conflict(f"terminal {terminal_id} is not waiting for an answer (status "
                            f"{live.tracker.status.value})")
-        await self.send_input(terminal_id, answer)
+        await self._terminals.send_input(terminal_id, answer)
 
 
-__all__ = ["Orchestration", "assign_suffix", "handoff_banner"]
+__all__ = ["AssignWatch", "Orchestration", "assign_suffix", "handoff_banner"]

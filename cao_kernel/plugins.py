@@ -187,6 +187,11 @@ class PluginLoader:
         record = self.records.get(plugin_name)
         return record.distribution if record else None
 
+    def describe(self, plugin_name: str) -> str:
+        """``'name' (distribution)`` for messages that name a plugin (just ``'name'`` when unknown)."""
+        dist = self.distribution_of(plugin_name)
+        return f"{plugin_name!r} ({dist})" if dist else repr(plugin_name)
+
 
 def _distribution(ep: importlib.metadata.EntryPoint) -> tuple[str | None, str | None]:
     dist: Any = getattr(ep, "dist", None)

@@ -12,8 +12,10 @@ fails raises ``McpNotConnected`` and leaves nothing behind. A deferred start (as
 the inbox, which delivers nothing to a gated terminal until the gate opens; once it has failed, what waits
 is refused with the reason. Typing by a user (``send_input``) never waits.
 
-The gate applies only where reports can arrive: a kernel with a plugin route at ``/mcp`` (cao-mcp, mounted
-by cao-server). A kernel nothing reports to (no server, or a server without cao-mcp) never waits.
+Which profile entries ask for cao's MCP server, and through which route its clients report in, come from
+the MCP server records plugins register (``McpServerSpec``). The gate applies only where reports can
+arrive: a kernel where that record's ``report_route`` is registered (cao-mcp's route, mounted by
+cao-server). A kernel nothing reports to (no server, or a server without cao-mcp) never waits.
 """
 
 from __future__ import annotations
@@ -21,14 +23,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CaoError, InvalidInput, NotFound, Timeout
+from .launching import matching_spec
+
+if TYPE_CHECKING:
+    from cao_hookspecs import AgentProfile, McpServerSpec, RouteSpec
 
 TIMEOUT_SETTING = "CAO_MCP_CONNECT_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
-# Where cao-mcp serves cao's tools over HTTP; reports of connected terminals come through it.
-MCP_ROUTE = "/mcp"
 
 
 class McpNotConnected(Timeout):
@@ -57,9 +61,10 @@ class McpGate:
     the wait started by ``arm`` runs out. A report arriving after that opens the gate again.
     """
 
-    def __init__(self, terminal_id: str, server_name: str, timeout: float, describe: str) -> None:
+    def __init__(self, terminal_id: str, server_name: str, timeout: float, describe: str, route: str) -> None:
         self.terminal_id = terminal_id
         self.server_name = server_name
+        self.route = route
         self.timeout = timeout
         self.describe = describe
         self.connected_at: float | None = None
@@ -104,7 +109,7 @@ class McpGate:
             f"terminal {self.terminal_id} ({self.describe}): cao's MCP server (its profile's "
             f"{self.server_name!r} entry) did not connect to cao within {self.timeout:g} s of the agent "
             f"becoming ready. "
-            f"cao waited for it to list cao's tools at {MCP_ROUTE} for terminal {self.terminal_id}, and "
+            f"cao waited for it to list cao's tools at {self.route} for terminal {self.terminal_id}, and "
             f"typed nothing into the terminal. Look at the agent's MCP log, check that cao-server's address "
             f"in its MCP configuration is reachable, or raise {TIMEOUT_SETTING}."
         )
@@ -132,4 +137,52 @@ class McpGate:
             opened.result()
 
 
-__all__ = ["DEFAULT_TIMEOUT", "MCP_ROUTE", "TIMEOUT_SETTING", "McpGate", "McpNotConnected", "connect_timeout"]
+class Gates:
+    """The gates of one kernel's terminals, by terminal id, and the rule for which terminal gets one."""
+
+    def __init__(self, settings: Mapping[str, Any], servers: Callable[[], Mapping[str, McpServerSpec]],
+                 routes: Callable[[], Mapping[str, RouteSpec]]) -> None:
+        self._settings = settings
+        self._servers = servers
+        self._routes = routes
+        self._gates: dict[str, McpGate] = {}
+
+    def plan(self, profile: AgentProfile) -> tuple[str, str] | None:
+        """For a terminal of ``profile`` that must wait for cao's MCP server to report in: the name of the
+        profile's entry for that server and the path reports arrive at. None when it need not wait."""
+        servers = tuple(self._servers().values())
+        for name, entry in profile.mcp_servers.items():
+            spec = matching_spec(dict(entry or {}), servers)
+            if spec is None:
+                continue
+            if connect_timeout(self._settings) == 0 or spec.report_route is None:
+                return None
+            # Reports arrive through the record's route; a kernel without it would wait for nothing.
+            route = self._routes().get(spec.report_route)
+            return (name, str(route.path)) if route is not None else None
+        return None
+
+    def add(self, gate: McpGate) -> None:
+        self._gates[gate.terminal_id] = gate
+
+    def get(self, terminal_id: str) -> McpGate | None:
+        return self._gates.get(terminal_id)
+
+    def discard(self, terminal_id: str) -> None:
+        """The terminal is gone: release whoever waits on its gate."""
+        gate = self._gates.pop(terminal_id, None)
+        if gate is not None:
+            gate.close()
+
+    def ready(self, terminal_id: str) -> bool:
+        """Whether tasks may reach the terminal as far as its MCP connection goes."""
+        gate = self._gates.get(terminal_id)
+        return gate is None or gate.open
+
+    def failure(self, terminal_id: str) -> CaoError | None:
+        """Why the terminal's gate stays closed, once its bounded wait ran out."""
+        gate = self._gates.get(terminal_id)
+        return gate.failure if gate is not None else None
+
+
+__all__ = ["DEFAULT_TIMEOUT", "TIMEOUT_SETTING", "Gates", "McpGate", "McpNotConnected", "connect_timeout"]

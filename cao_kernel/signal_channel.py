@@ -14,7 +14,8 @@ listens takes ``signal-<pid>.sock`` next to it. A home whose path is too long fo
 home. ``CAO_NATIVE_SIGNALS=0`` turns the channel off: terminals are then read from their screens only.
 A channel that cannot be opened is logged and the kernel goes on without it.
 
-Providers learn the command to run from the environment of their ``LaunchContext``:
+The terminals service opens the channel when the kernel starts and hands each signal's report to the
+terminal's tracker. Providers learn the command to run from the environment of their ``LaunchContext``:
 ``CAO_SIGNAL_COMMAND`` (a JSON list: the program and its arguments, socket and terminal id included;
 append the event name, and the payload when the CLI passes one as an argument) and
 ``CAO_SIGNAL_SOCKET``. The terminal gets both variables too.
@@ -35,7 +36,7 @@ import tempfile
 import threading
 import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,11 +45,11 @@ import attrs
 from . import signal_send
 
 if TYPE_CHECKING:
-    from cao_hookspecs import ProviderSpec
+    from cao_hookspecs import ProviderSpec, StatusReport
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NativeSignal", "SignalChannel", "dispatch", "launch_env", "open_channel"]
+__all__ = ["NativeSignal", "SignalChannel", "open_channel", "report_of"]
 
 SETTING = "CAO_NATIVE_SIGNALS"
 SOCKET_NAME = "signal.sock"
@@ -213,15 +214,18 @@ def _listening(path: Path) -> bool:
 # -- the kernel's side ----------------------------------------------------------------------------
 
 
-def open_channel(kernel: Any) -> SignalChannel | None:
-    """Open the channel for a starting kernel, when one of its providers maps native signals.
+def open_channel(
+    settings: Mapping[str, Any], providers: Iterable[ProviderSpec], runtime_dir: Path,
+    on_signal: Callable[[NativeSignal], None],
+) -> SignalChannel | None:
+    """Open the channel for a starting kernel, when one of its ``providers`` maps native signals.
 
-    Runs on the event loop; the thread hands signals back to it. Never raises: without a channel
-    the kernel reads screens only.
+    Runs on the event loop; ``on_signal`` is called back on that loop for every valid signal. Never
+    raises: without a channel the kernel reads screens only.
     """
-    if str(kernel.settings.get(SETTING, "1")).strip().lower() in ("0", "false", "no", "off"):
+    if str(settings.get(SETTING, "1")).strip().lower() in ("0", "false", "no", "off"):
         return None
-    if not any(spec.native_signal is not None for spec in kernel.providers.values()):
+    if not any(spec.native_signal is not None for spec in providers):
         return None
     if not sys.executable:
         log.warning("native status signals are off: no Python interpreter path to give hooks")
@@ -230,12 +234,12 @@ def open_channel(kernel: Any) -> SignalChannel | None:
 
     loop = asyncio.get_running_loop()
 
-    def on_signal(signal: NativeSignal) -> None:
+    def from_thread(signal: NativeSignal) -> None:
         if not loop.is_closed():
-            loop.call_soon_threadsafe(dispatch, kernel, signal)
+            loop.call_soon_threadsafe(on_signal, signal)
 
     try:
-        channel = SignalChannel.open(Path(kernel.home.runtime), on_signal)
+        channel = SignalChannel.open(runtime_dir, from_thread)
     except OSError as exc:
         log.warning("native status signals are off: cannot open the signal socket: %s", exc)
         return None
@@ -243,40 +247,28 @@ def open_channel(kernel: Any) -> SignalChannel | None:
     return channel
 
 
-def launch_env(kernel: Any, provider: ProviderSpec, terminal_id: str) -> dict[str, str]:
-    """Variables for a new terminal whose provider maps native signals ({} otherwise)."""
-    if provider.native_signal is None:
-        return {}
-    channel: SignalChannel | None = getattr(kernel, "_signals", None)
-    if channel is None:
-        # The provider was registered after the kernel started: open the channel now.
-        channel = kernel._signals = open_channel(kernel)
-    return channel.env(terminal_id) if channel is not None else {}
-
-
-def dispatch(kernel: Any, signal: NativeSignal) -> None:
-    """On the event loop: map one signal through its terminal's provider and hand it to the tracker."""
+def report_of(provider: ProviderSpec | None, signal: NativeSignal) -> StatusReport | None:
+    """The status a signal says, mapped by its terminal's provider (None: nothing to report), with the
+    evidence ``native: <event>``."""
     from cao_hookspecs import StatusReport
 
-    live = kernel._live.get(signal.terminal_id)
-    provider = live.provider if live is not None else None
     if provider is None or provider.native_signal is None:
         log.debug("signal %s for terminal %s: no such terminal or no mapping", signal.event,
                   signal.terminal_id)
-        return
+        return None
     try:
         report = provider.native_signal(signal.event, signal.payload)
     except Exception:  # noqa: BLE001 - a provider bug must not stop status tracking
         log.exception("provider %s: native_signal(%r) raised", provider.name, signal.event)
-        return
+        return None
     if report is None:
-        return
+        return None
     if not isinstance(report, StatusReport):
         log.warning("provider %s: native_signal(%r) returned %r, not a StatusReport", provider.name,
                     signal.event, type(report).__name__)
-        return
+        return None
     evidence = f"native: {signal.event}" + (f" ({report.evidence})" if report.evidence else "")
     if signal.sent is not None:
         log.debug("terminal %s: native %s -> %s, %.1f ms after it was sent", signal.terminal_id, signal.event,
                   report.status.value, (signal.received - signal.sent) * 1000)
-    live.tracker.native(StatusReport(status=report.status, evidence=evidence))
+    return StatusReport(status=report.status, evidence=evidence)

@@ -214,6 +214,10 @@ class StatusTracker:
         elif self._last_reading is not None:
             self._set(self._last_reading)
 
+    def detach(self) -> None:
+        """The kernel stops watching the terminal (it keeps running): drop the input latch and its timer."""
+        self._clear_latch()
+
     def close(self) -> None:
         """The terminal was deleted: wake every waiter (they raise NotFound)."""
         self._clear_latch()

@@ -42,7 +42,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cao_hookspecs import AgentProfile, DelegationResult, SessionInfo, Terminal, hookimpl
+from cao_hookspecs import (
+    AgentProfile,
+    CreateTerminalRequest,
+    DelegationResult,
+    SessionInfo,
+    Terminal,
+    hookimpl,
+)
 
 from cao_kernel.kernel import Kernel
 from cao_kernel.plugins import LoadPolicy
@@ -164,8 +171,8 @@ class Receiver:
 
 async def run_session(kernel: Kernel, workdir: Path) -> None:
     async with kernel:  # start() calls cao_startup; leaving calls cao_shutdown
-        supervisor = await kernel.create_session("supervisor", session_name="notify-example",
-                                                 working_directory=str(workdir))
+        supervisor = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="notify-example", working_directory=str(workdir)))
         result = await kernel.handoff(supervisor.id, "developer", "summarise the plan", timeout=30)
         assert result.success, result.message
         await kernel.delete_session("notify-example")

@@ -22,6 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from cao_hookspecs import (
     AgentProfile,
     BackendSpec,
+    CreateTerminalRequest,
     LaunchPlan,
     MessageState,
     OutputEvent,
@@ -157,7 +158,8 @@ class DeliveryMachine(RuleBasedStateMachine):
         self.kernel = self._boot()
         self.ids: list[str] = []
         for _ in range(N_TERMINALS):
-            term = self._run(self.kernel.create_session("worker", working_directory=self.home))
+            term = self._run(self.kernel.create_session(CreateTerminalRequest(
+                agent_profile="worker", working_directory=self.home)))
             self.ids.append(term.id)
 
     # -- helpers ----------------------------------------------------------------------------------
@@ -183,19 +185,18 @@ class DeliveryMachine(RuleBasedStateMachine):
     def _abandon(self) -> None:
         """The kernel process dies: its tasks stop where they are and nothing is cleaned up."""
         old = self.kernel
-        self._run(old._delivery.aclose())
-        for live in old._live.values():
-            live.tracker._clear_latch()
+        self._run(old.delivery.aclose())
+        for live in filter(None, map(old.terminals.get, self.ids)):
+            live.tracker.detach()
             if live.refresh_task is not None:
                 live.refresh_task.cancel()
-        old._live.clear()
-        old._executor.shutdown(wait=True)
-        old._store.close()
+        old.io.close(wait=True)
+        old.delivery.store.close()
         self.world.watchers.clear()
         self.kernel = self._boot()
 
     def _messages(self):
-        everything = self._run(self.kernel._io(self.kernel._store.list, None, limit=100_000))
+        everything = self._run(self.kernel.delivery.list(None, limit=100_000))
         return [m for m in everything if m.sender_id != "cao"]
 
     # -- rules ------------------------------------------------------------------------------------
@@ -239,7 +240,7 @@ class DeliveryMachine(RuleBasedStateMachine):
             # Claim the way the engine does: the receiver's oldest due message.
             receivers = sorted({m.receiver_id for m in pending})
             receiver = receivers[pick % len(receivers)]
-            claimed = self._run(self.kernel._io(self.kernel._store.claim_next, receiver))
+            claimed = self._run(self.kernel.io.run(self.kernel.delivery.store.claim_next, receiver))
             if claimed is not None and typed:
                 self.world.type(receiver, claimed.body)
         self._abandon()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import AgentProfile, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 
 pytestmark = pytest.mark.tmux
 
@@ -44,12 +44,14 @@ async def test_a_worker_that_lives_between_two_polls_is_followed_whole(server_ur
 
 
 async def _follow_a_short_lived_worker(api, workdir):
-    buyer = await api.create_session("buyer", session_name="follow", working_directory=workdir)
+    buyer = await api.create_session(CreateTerminalRequest(
+        agent_profile="buyer", session_name="follow", working_directory=workdir))
     follower = SessionFollower(api, "cao-follow", t0=time.time(), say=lambda *_: None, settle=0.5)
     await follower.start()
     try:
         # Created, handed a message, answering it and deleted, all without a pause.
-        seller = await api.create_terminal("cao-follow", "seller", working_directory=workdir)
+        seller = await api.create_terminal(CreateTerminalRequest(
+            session_name="cao-follow", agent_profile="seller", working_directory=workdir))
         message = await api.send_message(buyer.id, seller.id, "Offer: 250")
         await api.wait_for_status(seller.id, [TerminalStatus.COMPLETED], timeout=10)
         await api.delete_terminal(seller.id)
@@ -73,7 +75,8 @@ async def test_a_supervisor_that_finished_before_the_follower_started_counts_as_
 
 
 async def _follow_a_finished_supervisor(api, workdir):
-    buyer = await api.create_session("buyer", session_name="fast", working_directory=workdir)
+    buyer = await api.create_session(CreateTerminalRequest(
+        agent_profile="buyer", session_name="fast", working_directory=workdir))
     await api.send_input(buyer.id, "Buy the bike.")
     await api.wait_for_status(buyer.id, [TerminalStatus.COMPLETED], timeout=10)
     follower = SessionFollower(api, "cao-fast", t0=time.time(), say=lambda *_: None, settle=0.3)

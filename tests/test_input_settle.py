@@ -17,6 +17,7 @@ import pytest
 
 from cao_hookspecs import (
     AgentProfile,
+    CreateTerminalRequest,
     LaunchPlan,
     ProviderCapabilities,
     ProviderSpec,
@@ -87,7 +88,8 @@ async def test_the_settle_window_starts_after_the_last_enter(make_kernel, workdi
     kernel.register_plugin(SlowSubmitProvider, name="slow_submit")
     kernel.add_profile(AgentProfile(name="slow", provider="slow_submit"))
     async with kernel:
-        term = await kernel.create_session("slow", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="slow", working_directory=workdir))
         await kernel.send_input(term.id, "first")
         first = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
         assert "ANSWER 1: first" in first.evidence

@@ -16,13 +16,30 @@ from typing import Any
 
 import pytest
 
-from cao_hookspecs import AgentProfile, MessageState, RouteSpec, TerminalStatus, hookimpl
+from cao_hookspecs import (
+    AgentProfile,
+    CreateTerminalRequest,
+    MessageState,
+    RouteSpec,
+    TerminalStatus,
+    hookimpl,
+)
 from cao_kernel.errors import InvalidInput, NotFound
 from cao_kernel.readiness import McpNotConnected
 
 pytestmark = pytest.mark.tmux
 
 CAO_MCP = {"cao-mcp-server": {"type": "stdio", "command": "cao-mcp-server", "args": []}}
+
+
+class McpServer:
+    """cao-mcp's record of its MCP server: which profile entries start it, and where it reports in."""
+
+    @hookimpl
+    def cao_register_mcp_servers(self) -> list[Any]:
+        from cao_mcp.entry import mcp_server_spec
+
+        return [mcp_server_spec()]
 
 
 class McpEndpoint:
@@ -52,6 +69,7 @@ def gated(make_kernel: Any, register_plugin: Any) -> Any:
         kernel = make_kernel(CAO_MCP_CONNECT_TIMEOUT=timeout, CAO_API_PORT=dead_port())
         kernel.add_profile(AgentProfile(name="tooled", provider="mock_cli", mcp_servers=CAO_MCP))
         kernel.add_profile(AgentProfile(name="plain", provider="mock_cli"))
+        stack.enter_context(register_plugin(kernel, McpServer(), name="mcp_server"))
         if endpoint:
             stack.enter_context(register_plugin(kernel, McpEndpoint(), name="mcp_endpoint"))
         return kernel
@@ -87,7 +105,8 @@ async def test_a_handoff_to_a_worker_whose_mcp_never_connects_types_nothing(
     kernel = gated(timeout="1")
     with register_plugin(kernel, statuses, name="status_log"):
         async with kernel:
-            caller = await kernel.create_session("plain", session_name="g1", working_directory=workdir)
+            caller = await kernel.create_session(CreateTerminalRequest(
+                agent_profile="plain", session_name="g1", working_directory=workdir))
             started = time.monotonic()
             with pytest.raises(McpNotConnected) as failed:
                 await kernel.handoff(caller.id, "tooled", "the secret task words", timeout=60)
@@ -109,8 +128,8 @@ async def test_a_handoff_to_a_worker_whose_mcp_never_connects_types_nothing(
 async def test_creation_waits_for_the_gate(gated: Any, workdir: str) -> None:
     """``wait_ready`` means able to act: ``cao launch`` types its task once creation returns."""
     async with gated(timeout="30") as kernel:
-        creating = asyncio.ensure_future(kernel.create_session("tooled", session_name="g0",
-                                                               working_directory=workdir))
+        creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
+            agent_profile="tooled", session_name="g0", working_directory=workdir)))
         deadline = time.monotonic() + 10
         while not (listed := await kernel.list_terminals("g0")) or listed[0].status != TerminalStatus.IDLE:
             assert time.monotonic() < deadline, "the agent never became idle"
@@ -124,8 +143,10 @@ async def test_creation_waits_for_the_gate(gated: Any, workdir: str) -> None:
 
 async def test_messages_for_a_terminal_whose_mcp_never_connects_are_refused(gated: Any, workdir: str) -> None:
     async with gated(timeout="1") as kernel:
-        sender = await kernel.create_session("plain", session_name="g2", working_directory=workdir)
-        created = await kernel.create_terminal("g2", "tooled", working_directory=workdir, wait_ready=False)
+        sender = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="plain", session_name="g2", working_directory=workdir))
+        created = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="g2", agent_profile="tooled", working_directory=workdir), wait_ready=False)
         worker = created.id
         waiting = await kernel.send_message(sender.id, worker, "the first words")
         dead = await _state(kernel, worker, waiting.id)
@@ -149,8 +170,10 @@ async def test_messages_for_a_terminal_whose_mcp_never_connects_are_refused(gate
 
 async def test_a_message_queued_before_the_mcp_connects_is_delivered_after(gated: Any, workdir: str) -> None:
     async with gated(timeout="30") as kernel:
-        sender = await kernel.create_session("plain", session_name="g3", working_directory=workdir)
-        worker = await kernel.create_terminal("g3", "tooled", working_directory=workdir, wait_ready=False)
+        sender = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="plain", session_name="g3", working_directory=workdir))
+        worker = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="g3", agent_profile="tooled", working_directory=workdir), wait_ready=False)
         queued = await kernel.send_message(sender.id, worker.id, "wait for your tools")
         deadline = time.monotonic() + 10
         while (await kernel.get_status(worker.id)).status != TerminalStatus.IDLE:
@@ -173,12 +196,14 @@ async def test_a_message_queued_before_the_mcp_connects_is_delivered_after(gated
 
 async def test_a_terminal_without_cao_mcp_is_not_delayed(gated: Any, workdir: str) -> None:
     async with gated(timeout="30") as kernel:
-        caller = await kernel.create_session("plain", session_name="g9", working_directory=workdir)
+        caller = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="plain", session_name="g9", working_directory=workdir))
         started = time.monotonic()
         result = await kernel.handoff(caller.id, "plain", "quick one", timeout=30)
         assert result.success and result.output == "quick one"
         assert time.monotonic() - started < 3.0
-        other = await kernel.create_terminal("g9", "plain", working_directory=workdir)
+        other = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="g9", agent_profile="plain", working_directory=workdir))
         started = time.monotonic()
         message = await kernel.send_message(caller.id, other.id, "no tools needed")
         assert (await _state(kernel, other.id, message.id, timeout=5)).state == MessageState.DELIVERED
@@ -187,7 +212,8 @@ async def test_a_terminal_without_cao_mcp_is_not_delayed(gated: Any, workdir: st
 
 async def test_assign_to_a_worker_whose_mcp_never_connects_tells_the_caller(gated: Any, workdir: str) -> None:
     async with gated(timeout="1") as kernel:
-        caller = await kernel.create_session("plain", session_name="g4", working_directory=workdir)
+        caller = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="plain", session_name="g4", working_directory=workdir))
         assigned = await kernel.assign(caller.id, "tooled", "count the files")
         assert assigned.success
         worker = assigned.terminal_id
@@ -211,8 +237,10 @@ async def test_no_gate_where_nothing_can_report_or_when_turned_off(gated: Any, w
                                                                   how: str) -> None:
     kernel = gated(timeout="0") if how == "timeout 0" else gated(timeout="30", endpoint=False)
     async with kernel:
-        sender = await kernel.create_session("plain", session_name="g5", working_directory=workdir)
-        worker = await kernel.create_terminal("g5", "tooled", working_directory=workdir)  # not held
+        sender = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="plain", session_name="g5", working_directory=workdir))
+        worker = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="g5", agent_profile="tooled", working_directory=workdir))  # not held
         message = await kernel.send_message(sender.id, worker.id, "straight in")
         assert (await _state(kernel, worker.id, message.id, timeout=5)).state == MessageState.DELIVERED
 
@@ -221,9 +249,11 @@ async def test_a_bad_timeout_setting_is_refused_before_anything_starts(gated: An
     async with gated(timeout="soon") as kernel:
         refused = r"CAO_MCP_CONNECT_TIMEOUT must be a number of seconds.*'soon'"
         with pytest.raises(InvalidInput, match=refused):
-            await kernel.create_session("tooled", session_name="g6", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="tooled", session_name="g6", working_directory=workdir))
         assert await kernel.list_sessions() == []
-        plain = await kernel.create_session("plain", session_name="g7", working_directory=workdir)
+        plain = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="plain", session_name="g7", working_directory=workdir))
         assert plain.agent_profile == "plain"
 
 
@@ -249,8 +279,8 @@ async def test_the_gate_opens_a_providers_settle_time_after_the_report(gated: An
     with register_plugin(kernel, SlowToOfferTools(kernel, 0.6), name="settling"):
         kernel.add_profile(AgentProfile(name="settling", provider="mock_settling", mcp_servers=CAO_MCP))
         async with kernel:
-            creating = asyncio.ensure_future(kernel.create_session("settling", session_name="g7",
-                                                                   working_directory=workdir))
+            creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
+                agent_profile="settling", session_name="g7", working_directory=workdir)))
             deadline = time.monotonic() + 10
             while not (listed := await kernel.list_terminals("g7")) or listed[0].status != TerminalStatus.IDLE:
                 assert time.monotonic() < deadline, "the agent never became idle"
@@ -262,3 +292,56 @@ async def test_the_gate_opens_a_providers_settle_time_after_the_report(gated: An
             await asyncio.wait_for(reporting, 5)
             terminal = await asyncio.wait_for(creating, 5)
             assert terminal.id == listed[0].id and time.monotonic() - started >= 0.6
+
+
+class OwnMcpServer:
+    """A plugin's own MCP server, named by its own record and reporting in through its own route."""
+
+    @hookimpl
+    def cao_register_mcp_servers(self) -> list[Any]:
+        from cao_hookspecs import McpServerSpec
+
+        return [McpServerSpec(name="own", matches=lambda entry: entry.get("command") == "own-mcp",
+                              command=lambda: ("/opt/own/bin/own-mcp", ("--stdio",)),
+                              env_settings=("CAO_OWN_ADDRESS", "CAO_OWN_UNSET"), report_route="own")]
+
+    @hookimpl
+    def cao_register_routes(self) -> list[RouteSpec]:
+        return [RouteSpec(name="own", path="/own-mcp", endpoint=lambda kernel: None, asgi=True,
+                          methods=("POST",))]
+
+
+async def test_hook_cao_register_mcp_servers(make_kernel: Any, register_plugin: Any, workdir: str) -> None:
+    """The kernel knows cao's MCP server only from the records plugins register: a matching profile entry
+    gets the record's command, every entry the settings it names, and the terminal waits for a report
+    through the record's route."""
+    import attrs
+
+    kernel = make_kernel(CAO_OWN_ADDRESS="127.0.0.1:7", CAO_MCP_CONNECT_TIMEOUT="30")
+    kernel.add_profile(AgentProfile(name="owned", provider="mock_cli", mcp_servers={
+        "tools": {"command": "own-mcp"}, "other": {"command": "other-server", "env": {"KEEP": "1"}}}))
+    seen: dict[str, Any] = {}
+    with register_plugin(kernel, OwnMcpServer(), name="own"):
+        mock = kernel.provider("mock_cli")
+
+        def spy_launch(ctx: Any) -> Any:
+            seen.update(ctx.mcp_servers)
+            return mock.launch(attrs.evolve(ctx, mcp_servers={}))  # the entries name no real program
+
+        kernel.providers["mock_cli"] = attrs.evolve(mock, launch=spy_launch)
+        async with kernel:
+            creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
+                agent_profile="owned", session_name="own", working_directory=workdir)))
+            deadline = time.monotonic() + 10
+            while not (listed := await kernel.list_terminals("own")) or listed[0].status != TerminalStatus.IDLE:
+                assert time.monotonic() < deadline, "the agent never became idle"
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            assert not creating.done(), "the terminal did not wait for its MCP server to report in"
+            await kernel.mcp_connected(listed[0].id)
+            terminal = await asyncio.wait_for(creating, 5)
+    assert seen["tools"]["command"] == "/opt/own/bin/own-mcp" and seen["tools"]["args"] == ["--stdio"]
+    assert seen["other"]["command"] == "other-server" and seen["other"]["env"]["KEEP"] == "1"
+    for entry in seen.values():
+        assert entry["env"]["CAO_TERMINAL_ID"] == terminal.id
+        assert entry["env"]["CAO_OWN_ADDRESS"] == "127.0.0.1:7" and "CAO_OWN_UNSET" not in entry["env"]

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from cao_hookspecs import AgentProfile, MessageState, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, MessageState, TerminalStatus
 from cao_kernel.errors import InvalidInput, NotFound
 
 pytestmark = pytest.mark.tmux
@@ -36,8 +36,10 @@ async def _wait_state(kernel, receiver, message_id, state, timeout=10.0):
 
 async def test_message_to_idle_terminal_arrives_at_once(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        a = await kernel.create_session("supervisor", session_name="m1", working_directory=workdir)
-        b = await kernel.create_terminal("m1", "developer", working_directory=workdir)
+        a = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="m1", working_directory=workdir))
+        b = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="m1", agent_profile="developer", working_directory=workdir))
         started = time.monotonic()
         message = await kernel.send_message(a.id, b.id, "hello from a")
         assert message.state == MessageState.PENDING and message.id > 0
@@ -51,8 +53,10 @@ async def test_message_to_idle_terminal_arrives_at_once(make_kernel, workdir):
 
 async def test_message_to_busy_terminal_waits_until_it_finishes(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        a = await kernel.create_session("supervisor", session_name="m2", working_directory=workdir)
-        b = await kernel.create_terminal("m2", "developer", working_directory=workdir)
+        a = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="m2", working_directory=workdir))
+        b = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="m2", agent_profile="developer", working_directory=workdir))
         await kernel.send_input(b.id, "__mock_sleep_1.5")
         message = await kernel.send_message(a.id, b.id, "after your nap")
         await asyncio.sleep(0.5)
@@ -66,8 +70,10 @@ async def test_message_to_busy_terminal_waits_until_it_finishes(make_kernel, wor
 
 async def test_send_message_defaults_to_caller_and_refuses_self(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session("supervisor", session_name="m3", working_directory=workdir)
-        worker = await kernel.create_terminal("m3", "developer", working_directory=workdir, caller_id=sup.id)
+        sup = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="m3", working_directory=workdir))
+        worker = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="m3", agent_profile="developer", working_directory=workdir, caller_id=sup.id))
         reply = await kernel.send_message(worker.id, None, "done: 42")
         assert reply.receiver_id == sup.id
         with pytest.raises(InvalidInput, match="itself"):
@@ -80,7 +86,8 @@ async def test_send_message_defaults_to_caller_and_refuses_self(make_kernel, wor
 
 async def test_handoff_returns_exact_answer_and_leaves_no_worker(make_kernel, workdir, tmux_socket):
     async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session("supervisor", session_name="h1", working_directory=workdir)
+        sup = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="h1", working_directory=workdir))
         started = time.monotonic()
         result = await kernel.handoff(sup.id, "developer", "summarise the design in one line", timeout=30)
         assert result.success, result.message
@@ -95,7 +102,8 @@ async def test_handoff_returns_exact_answer_and_leaves_no_worker(make_kernel, wo
 
 async def test_handoff_timeout_keeps_the_worker_and_names_it(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session("supervisor", session_name="h2", working_directory=workdir)
+        sup = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="h2", working_directory=workdir))
         result = await kernel.handoff(sup.id, "developer", "__mock_sleep_5", timeout=1)
         assert not result.success
         assert "timed out after 1 seconds" in result.message and result.terminal_id in result.message
@@ -104,7 +112,8 @@ async def test_handoff_timeout_keeps_the_worker_and_names_it(make_kernel, workdi
 
 async def test_assign_returns_before_the_worker_is_ready_and_carries_the_callback(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session("supervisor", session_name="a1", working_directory=workdir)
+        sup = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="a1", working_directory=workdir))
         result = await kernel.assign(sup.id, "developer", "analyse dataset A")
         assert result.success and result.terminal_id
         worker = await kernel.get_terminal(result.terminal_id)
@@ -123,7 +132,7 @@ async def test_messages_survive_a_killed_kernel_exactly_once(make_kernel, workdi
     script = textwrap.dedent(
         f"""
         import asyncio, sys
-        from cao_hookspecs import AgentProfile
+        from cao_hookspecs import AgentProfile, CreateTerminalRequest
         from cao_kernel.kernel import Kernel
         from cao_kernel.plugins import LoadPolicy
 
@@ -132,8 +141,10 @@ async def test_messages_survive_a_killed_kernel_exactly_once(make_kernel, workdi
                        settings={{"CAO_TMUX_SOCKET": {tmux_socket!r}}})
             for name in ("supervisor", "developer"):
                 k.add_profile(AgentProfile(name=name, provider="mock_cli"))
-            a = await k.create_session("supervisor", session_name="crash", working_directory={workdir!r})
-            b = await k.create_terminal("cao-crash", "developer", working_directory={workdir!r})
+            a = await k.create_session(CreateTerminalRequest(
+                agent_profile="supervisor", session_name="crash", working_directory={workdir!r}))
+            b = await k.create_terminal(CreateTerminalRequest(
+                session_name="cao-crash", agent_profile="developer", working_directory={workdir!r}))
             await k.send_input(b.id, "__mock_sleep_2")
             for i in range(3):
                 await k.send_message(a.id, b.id, f"token-{{i}}-" + "z" * 10)

@@ -18,6 +18,7 @@ import pytest
 
 from cao_hookspecs import (
     AgentProfile,
+    CreateTerminalRequest,
     LaunchPlan,
     ProviderSpec,
     StatusReport,
@@ -113,7 +114,8 @@ pytestmark = pytest.mark.tmux
 async def test_the_agents_own_signal_decides_over_a_spinner_left_on_screen(make_kernel, workdir):
     kernel, provider = _kernel(make_kernel)
     async with kernel:
-        term = await kernel.create_session("signaller", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="signaller", working_directory=workdir))
         [env] = provider.launched
         command = json.loads(env[signal_send.COMMAND_ENV])
         assert env[signal_send.SOCKET_ENV] == str(kernel.home.runtime / "signal.sock")
@@ -143,7 +145,8 @@ async def test_the_agents_own_signal_decides_over_a_spinner_left_on_screen(make_
 async def test_with_the_channel_off_the_screen_decides(make_kernel, workdir):
     kernel, provider = _kernel(make_kernel, CAO_NATIVE_SIGNALS="0")
     async with kernel:
-        term = await kernel.create_session("signaller", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="signaller", working_directory=workdir))
         assert signal_send.COMMAND_ENV not in provider.launched[0]
         assert not (kernel.home.runtime / "signal.sock").exists()
         await kernel.send_input(term.id, "one")
@@ -154,7 +157,8 @@ async def test_with_the_channel_off_the_screen_decides(make_kernel, workdir):
 async def test_a_terminal_re_adopted_by_the_next_kernel_still_reaches_it(make_kernel, workdir):
     first, _ = _kernel(make_kernel)
     async with first:
-        term = await first.create_session("signaller", working_directory=workdir)
+        term = await first.create_session(CreateTerminalRequest(
+            agent_profile="signaller", working_directory=workdir))
     assert not (first.home.runtime / "signal.sock").exists()  # closed with its kernel
     second, _ = _kernel(make_kernel)
     async with second:

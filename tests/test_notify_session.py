@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from cao_hookspecs import AgentProfile
+from cao_hookspecs import AgentProfile, CreateTerminalRequest
 from cao_notify_discord.testing import FakeWebhook
 
 pytestmark = pytest.mark.tmux
@@ -21,8 +21,8 @@ async def test_a_session_with_a_handoff_and_an_assign_posts_its_events_in_order(
         for name in ("supervisor", "developer"):
             kernel.add_profile(AgentProfile(name=name, provider="mock_cli"))
         async with kernel:
-            supervisor = await kernel.create_session("supervisor", session_name="notify",
-                                                     working_directory=workdir)
+            supervisor = await kernel.create_session(CreateTerminalRequest(
+                agent_profile="supervisor", session_name="notify", working_directory=workdir))
             result = await kernel.handoff(supervisor.id, "developer", "write the release notes", timeout=30)
             assert result.success, result.message
             assigned = await kernel.assign(supervisor.id, "developer", "tidy the changelog")

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from cao_hookspecs import (
     AgentProfile,
+    CreateTerminalRequest,
     LaunchPlan,
     ProviderCapabilities,
     ProviderSpec,
@@ -129,7 +130,8 @@ async def test_turns_faster_than_a_screen_read_complete_well_inside_the_settle_w
     kernel.register_plugin(InstantProvider, name="instant")
     kernel.add_profile(AgentProfile(name="quick", provider="instant"))
     async with kernel:
-        term = await kernel.create_session("quick", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="quick", working_directory=workdir))
         for n in range(1, 5):
             started = time.monotonic()
             await kernel.send_input(term.id, f"question {n}")

@@ -11,6 +11,7 @@ import pytest
 
 from cao_hookspecs import (
     AgentProfile,
+    CreateTerminalRequest,
     LaunchPlan,
     ProviderSpec,
     StartupDialog,
@@ -65,7 +66,8 @@ def _descendants(pid: int) -> set[int]:
 async def test_mock_terminal_reaches_idle_answers_and_extracts(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
         started = time.monotonic()
-        term = await kernel.create_session("developer", session_name="t1", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="t1", working_directory=workdir))
         assert time.monotonic() - started < 5
         assert term.status == TerminalStatus.IDLE
         assert term.session_name == "cao-t1" and term.provider == "mock_cli"
@@ -84,7 +86,8 @@ async def test_mock_terminal_reaches_idle_answers_and_extracts(make_kernel, work
 
 async def test_error_and_sleep_statuses(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         await kernel.send_input(term.id, "__mock_error__")
         await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=10)
         await kernel.send_input(term.id, "__mock_sleep_2")
@@ -106,7 +109,8 @@ async def test_twenty_kib_multiline_message_arrives_as_one_input(make_kernel, wo
     text = "\n".join(lines)
     assert len(text) > 20 * 1024
     async with _profiles(make_kernel()) as kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         await kernel.send_input(term.id, text)
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
         full = await kernel.get_output(term.id, "full")
@@ -118,8 +122,10 @@ async def test_twenty_kib_multiline_message_arrives_as_one_input(make_kernel, wo
 
 async def test_delete_session_leaves_no_window_and_no_process(make_kernel, workdir, tmux_socket):
     async with _profiles(make_kernel()) as kernel:
-        first = await kernel.create_session("developer", session_name="gone", working_directory=workdir)
-        second = await kernel.create_terminal("gone", "developer", working_directory=workdir)
+        first = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="gone", working_directory=workdir))
+        second = await kernel.create_terminal(CreateTerminalRequest(
+            session_name="gone", agent_profile="developer", working_directory=workdir))
         pids = set()
         for term in (first, second):
             out = _tmux(tmux_socket, "list-panes", "-a", "-F", "#{@cao_id} #{pane_pid}").stdout
@@ -142,7 +148,8 @@ async def test_delete_session_leaves_no_window_and_no_process(make_kernel, workd
 
 async def test_killed_tmux_server_is_reported_as_error_not_a_hang(make_kernel, workdir, tmux_socket):
     async with _profiles(make_kernel()) as kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         _tmux(tmux_socket, "kill-server")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=5)
         assert "lost" in report.evidence or "exited" in report.evidence
@@ -152,7 +159,8 @@ async def test_killed_tmux_server_is_reported_as_error_not_a_hang(make_kernel, w
 
 async def test_new_kernel_readopts_live_terminals(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        term = await kernel.create_session("developer", session_name="keep", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="keep", working_directory=workdir))
         await kernel.send_input(term.id, "before restart")
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
     async with _profiles(make_kernel()) as kernel2:
@@ -189,7 +197,8 @@ async def test_agent_that_exits_during_startup_fails_fast_with_its_screen(make_k
     async with kernel:
         started = time.monotonic()
         with pytest.raises(AgentFailed) as info:
-            await kernel.create_session("crasher", session_name="crash", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="crasher", session_name="crash", working_directory=workdir))
         assert time.monotonic() - started < 2
         assert "status 3" in str(info.value)
         assert "fatal: unknown flag --bogus" in str(info.value)
@@ -204,16 +213,22 @@ async def test_bad_input_is_refused_with_clear_errors(make_kernel, workdir, tmp_
         with pytest.raises(NotFound, match="not found"):
             await kernel.get_terminal("deadbeef")
         with pytest.raises(InvalidInput, match="does not exist"):
-            await kernel.create_session("developer", working_directory=str(tmp_path / "missing"))
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", working_directory=str(tmp_path / "missing")))
         with pytest.raises(InvalidInput, match="system folder"):
-            await kernel.create_session("developer", working_directory="/etc")
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", working_directory="/etc"))
         with pytest.raises(InvalidInput, match="session name"):
-            await kernel.create_session("developer", session_name="bad:name", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", session_name="bad:name", working_directory=workdir))
         with pytest.raises(NotFound, match="unknown provider"):
-            await kernel.create_session("developer", provider="nope", working_directory=workdir)
-        term = await kernel.create_session("developer", session_name="dup", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", provider="nope", working_directory=workdir))
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="dup", working_directory=workdir))
         with pytest.raises(Conflict, match="already exists"):
-            await kernel.create_session("developer", session_name="dup", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", session_name="dup", working_directory=workdir))
         with pytest.raises(InvalidInput, match="key"):
             await kernel.send_keys(term.id, "Enter; rm -rf /")
         with pytest.raises(InvalidInput, match="limit"):
@@ -222,7 +237,8 @@ async def test_bad_input_is_refused_with_clear_errors(make_kernel, workdir, tmp_
 
 async def test_exit_terminal_quits_the_agent(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         await kernel.exit_terminal(term.id)
         report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=5)
         assert "exited" in report.evidence
@@ -231,7 +247,7 @@ async def test_exit_terminal_quits_the_agent(make_kernel, workdir):
 
 
 def test_mcp_entries_for_cao_are_rewritten_to_this_installation():
-    from cao_kernel.terminal_ops import cao_mcp_command, is_cao_mcp_entry
+    from cao_mcp.entry import cao_mcp_command, is_cao_mcp_entry
 
     upstream_form = {"type": "stdio", "command": "uvx",
                      "args": ["--from", "git+https://example.invalid/cao.git@main", "cao-mcp-server"]}
@@ -245,7 +261,9 @@ def test_mcp_entries_for_cao_are_rewritten_to_this_installation():
 
 async def test_profile_mcp_servers_reach_the_provider_with_terminal_id_and_address(make_kernel, workdir):
     seen = {}
-    kernel = _profiles(make_kernel(CAO_API_PORT="9911"))
+    # cao-mcp says which entries start cao's MCP server; no server reports in here, so nothing waits for it.
+    kernel = _profiles(make_kernel("tmux", "mock_cli", "inbox_sqlite", "mcp", CAO_API_PORT="9911",
+                                   CAO_MCP_CONNECT_TIMEOUT="0"))
     kernel.add_profile(AgentProfile(
         name="tooluser", provider="mock_cli",
         mcp_servers={"cao-mcp-server": {"type": "stdio", "command": "uvx",
@@ -262,7 +280,8 @@ async def test_profile_mcp_servers_reach_the_provider_with_terminal_id_and_addre
 
     kernel.providers["mock_cli"] = attrs.evolve(kernel.provider("mock_cli"), launch=spy_launch)
     async with kernel:
-        term = await kernel.create_session("tooluser", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="tooluser", working_directory=workdir))
     cao_entry = seen["cao-mcp-server"]
     assert cao_entry["command"].endswith("cao-mcp-server") or cao_entry["args"][:2] == ["-m", "cao_kernel"]
     for entry in seen.values():
@@ -290,7 +309,8 @@ def test_names_with_a_trailing_newline_are_refused():
 
 async def test_a_wait_on_a_deleted_terminal_ends_at_once(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         await kernel.send_input(term.id, "__mock_sleep_30")
         waiter = asyncio.ensure_future(kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=60))
         await asyncio.sleep(0.2)
@@ -331,7 +351,8 @@ async def test_startup_dialogs_are_answered_once_drawn(make_kernel, workdir):
     kernel.add_profile(AgentProfile(name="asked", provider="asker"))
     async with kernel:
         started = time.monotonic()
-        term = await kernel.create_session("asked", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="asked", working_directory=workdir))
         assert term.status == TerminalStatus.IDLE
         assert time.monotonic() - started >= 0.5  # answered only after the dialog settled
         assert "READY" in await kernel.get_output(term.id, "full")

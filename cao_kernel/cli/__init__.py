@@ -138,8 +138,9 @@ def cli(ctx: click.Context, no_plugins: bool) -> None:
     state[KERNEL_KEY] = lambda: get_kernel(ctx)
 
 
-def main(argv: list[str] | None = None) -> None:
-    cli.main(args=argv, prog_name="cao")
+def main(argv: list[str] | None = None, prog_name: str = "cao") -> None:
+    """The ``cao`` console script (``cao_hookspecs.cli.run_cao`` calls it for plugins' scripts)."""
+    cli.main(args=argv, prog_name=prog_name)
 
 
 def server_main() -> None:

@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from cao_hookspecs import CreateTerminalRequest
 
 from .models.script import (
     Answer,
@@ -335,7 +336,8 @@ class LiveOrchestration:
                   respond(lambda conv: reply("The worker answered: " + str(tool_payload(conv)["output"]))))
         roles.add("worker", reply(answer))
         async with world.client() as api:
-            supervisor = await api.create_session(SUPERVISOR, working_directory=world.workdir)
+            supervisor = await api.create_session(CreateTerminalRequest(
+                agent_profile=SUPERVISOR, working_directory=world.workdir))
             await api.send_input(supervisor.id, "Ask a worker for the status of build 4521.")
             _, second = await world.wait_turns("supervisor", 2, self.timeout)
             await api.wait_for_status(supervisor.id, {TerminalStatus.COMPLETED}, timeout=self.timeout)
@@ -382,7 +384,8 @@ class LiveOrchestration:
             reply("Sent the word count to my supervisor."),
         )
         async with world.client() as api:
-            supervisor = await api.create_session(SUPERVISOR, working_directory=world.workdir)
+            supervisor = await api.create_session(CreateTerminalRequest(
+                agent_profile=SUPERVISOR, working_directory=world.workdir))
             await api.send_input(supervisor.id, "Have a worker count the words: the quick brown fox jumps.")
 
             async def waiting_result() -> list[Any]:
@@ -425,7 +428,7 @@ class LiveOrchestration:
     ) -> None:
         from cao_hookspecs import AgentProfile, MessageState, TerminalStatus
 
-        caplog.set_level(logging.INFO, logger="cao_kernel.terminal_ops")
+        caplog.set_level(logging.INFO, logger="cao_kernel.terminals")
         world, roles = live_world, live_world.roles
         self._agents(world)
         world.add_profile(AgentProfile(name=LISTENER, provider="mock_cli", system_prompt="You listen."))
@@ -437,7 +440,8 @@ class LiveOrchestration:
             respond(lambda conv: reply("Reported: " + str(tool_payload(conv)["success"]))),
         )
         async with world.client() as api:
-            listener = await api.create_session(LISTENER, working_directory=world.workdir)
+            listener = await api.create_session(CreateTerminalRequest(
+                agent_profile=LISTENER, working_directory=world.workdir))
             assigned = await api.assign(listener.id, WORKER, "Tell whoever assigned you that you are ready.")
             assert assigned.success, assigned
             first, second = await world.wait_turns("worker", 2, self.timeout)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from cao_hookspecs import CreateTerminalRequest
 
 from .live import eventually
 from .models.script import call_tool, reply, respond
@@ -124,8 +125,10 @@ async def check_send_message_over_mcp(
     for name, text in _profiles(provider, mcp_server, profile_fields or {}).items():
         (store / f"{name}.md").write_text(text, encoding="utf-8")
     async with cao_server.client() as api:
-        receiver = await api.create_session(RECEIVER, working_directory=workdir)
-        sender = await api.create_session(SENDER, working_directory=workdir)
+        receiver = await api.create_session(CreateTerminalRequest(
+            agent_profile=RECEIVER, working_directory=workdir))
+        sender = await api.create_session(CreateTerminalRequest(
+            agent_profile=SENDER, working_directory=workdir))
         model_server.script.add(call_tool(tool, {"receiver_id": receiver.id, "message": MESSAGE}),
                                 respond(_tool_said))
         await api.send_input(sender.id, "Tell the reviewer the build is green.")

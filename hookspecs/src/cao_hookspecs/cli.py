@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 KERNEL_KEY = "cao.kernel"
+#: The console script of the ``cao`` command line; its callable takes ``(argv, prog_name)``.
+CAO_SCRIPT = "cao"
 
 
 def kernel_from_context(ctx: Any) -> Any:
@@ -18,3 +21,18 @@ def kernel_from_context(ctx: Any) -> Any:
     if factory is None:
         raise RuntimeError("this command must run under the `cao` command line")
     return factory()
+
+
+def run_cao(args: Sequence[str], *, prog_name: str) -> None:
+    """Run the ``cao`` command line with ``args``, its usage lines naming ``prog_name``.
+
+    For a plugin's own scripts (``cao-mcp-server``, ``cao-server``), which must not import the kernel:
+    the command line is the ``cao`` console script of whichever distribution installs it. Exits with a
+    message naming what to install when there is none.
+    """
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group="console_scripts", name=CAO_SCRIPT))
+    if not found:
+        raise SystemExit(f"{prog_name}: the cao command line is not installed (pip install cao-kernel)")
+    found[0].load()(list(args), prog_name=prog_name)

@@ -17,3 +17,12 @@ KEY_RE = re.compile(
 )
 SESSION_PREFIX = "cao-"
 MAX_INPUT_BYTES = 1024 * 1024
+
+
+def json_pattern(rule: re.Pattern[str]) -> str:
+    """A rule above as JSON Schema and OpenAPI write patterns (``$`` for ``\\Z``)."""
+    return rule.pattern.removesuffix(r"\Z") + "$"
+
+
+#: A terminal id as JSON Schema and OpenAPI write it.
+TERMINAL_ID_PATTERN = json_pattern(TERMINAL_ID_RE)

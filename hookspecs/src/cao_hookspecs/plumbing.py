@@ -9,7 +9,7 @@ from .markers import _hookspec
 
 if TYPE_CHECKING:
     from .protocols import KernelAPI
-    from .types import BackendSpec, CommandSpec, McpToolSpec, RouteSpec
+    from .types import BackendSpec, CommandSpec, McpServerSpec, McpToolSpec, RouteSpec
 
 
 @_hookspec
@@ -115,6 +115,40 @@ def cao_register_mcp_tools() -> Iterable[McpToolSpec]:
                     return {"terminal_id": caller_id}
                 return whoami
             return [McpToolSpec(name="whoami", description="Your own terminal id.", factory=factory)]
+    """
+
+
+@_hookspec
+def cao_register_mcp_servers() -> Iterable[McpServerSpec]:
+    """Describe cao's own MCP server to the kernel: how profiles ask for it, how it starts, and where its
+    clients report in.
+
+    Kind: registration (broadcast).
+
+    :return: an iterable of :class:`~cao_hookspecs.types.McpServerSpec`. The kernel gives every profile
+        ``mcpServers`` entry that a record ``matches`` that record's ``command()``, puts the settings the
+        records name into every entry's environment, and holds tasks back from a terminal whose profile
+        asks for a record's server until that server reports in through the record's ``report_route``
+        (when such a route is registered).
+
+    Without any record the kernel starts every profile entry as written and never waits for an MCP
+    server. Duplicate names are reported naming both plugins.
+
+    Errors: an implementation that raises is reported with its plugin's name and contributes nothing;
+    a ``matches`` or ``command`` that raises fails the creation of the terminal that needed it, with the
+    plugin's message.
+
+    Stability: [experimental] since 0.2.
+
+    Example::
+
+        @hookimpl
+        def cao_register_mcp_servers():
+            return [McpServerSpec(
+                name="cao", matches=lambda entry: entry.get("command") == "cao-mcp-server",
+                command=lambda: ("/opt/cao/bin/cao-mcp-server", ()), env_settings=("CAO_API_PORT",),
+                report_route="mcp",
+            )]
     """
 
 

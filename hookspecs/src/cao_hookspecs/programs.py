@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["find_program"]
+__all__ = ["beside_interpreter", "find_program"]
 
 
 def find_program(env: Mapping[str, str], binary: str, binary_env: str | None, *, missing: str) -> str:
@@ -32,3 +33,12 @@ def find_program(env: Mapping[str, str], binary: str, binary_env: str | None, *,
     if found is None:
         raise ValueError(missing)
     return found
+
+
+def beside_interpreter(binary: str) -> str | None:
+    """The program ``binary`` installed next to the running interpreter (a console script of cao's own
+    Python environment), or None: a provider that ships its program in Python starts it from there."""
+    if not sys.executable:
+        return None
+    beside = Path(sys.executable).parent / binary
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None

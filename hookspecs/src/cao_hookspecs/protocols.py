@@ -9,16 +9,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from .types import (
     AgentProfile,
+    CreateTerminalRequest,
     DelegationResult,
+    McpToolSpec,
     Message,
     MessageDraft,
     MessageState,
     OutputEvent,
+    ProviderInfo,
     SessionInfo,
     StatusReport,
     Terminal,
@@ -126,37 +129,24 @@ class InboxStore(Protocol):
 @runtime_checkable
 class KernelAPI(Protocol):
     """What cao can do. Every method is a coroutine; errors raise ``CaoError`` subclasses (or, over
-    HTTP, the same error rebuilt from the response)."""
+    HTTP, the same error rebuilt from the response).
+
+    The in-process ``Kernel`` and cao-server's ``HttpKernel`` implement it with these exact signatures
+    (a test compares them), so the CLI, the MCP server and embedding apps work against either.
+    """
 
     # sessions and terminals
-    async def create_session(
-        self,
-        agent_profile: str,
-        *,
-        provider: str | None = None,
-        session_name: str | None = None,
-        working_directory: str | None = None,
-        allowed_tools: Sequence[str] | None = None,
-        model: str | None = None,
-        yolo: bool = False,
-        env: Mapping[str, str] | None = None,
-        wait_ready: bool = True,
-    ) -> Terminal: ...
+    async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        """Create a session with one terminal running ``request.agent_profile``.
 
-    async def create_terminal(
-        self,
-        session_name: str,
-        agent_profile: str,
-        *,
-        provider: str | None = None,
-        working_directory: str | None = None,
-        caller_id: str | None = None,
-        allowed_tools: Sequence[str] | None = None,
-        model: str | None = None,
-        yolo: bool = False,
-        env: Mapping[str, str] | None = None,
-        wait_ready: bool = True,
-    ) -> Terminal: ...
+        ``request.session_name`` names the session (a fresh ``cao-<hex>`` name when None); ``caller_id``
+        is ignored. With ``wait_ready`` the call returns once the agent can act on a task, else at once.
+        """
+        ...
+
+    async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        """Add a terminal to the existing session ``request.session_name`` (required)."""
+        ...
 
     async def list_sessions(self) -> list[SessionInfo]: ...
 
@@ -197,10 +187,15 @@ class KernelAPI(Protocol):
         ...
 
     # messaging and orchestration
-    async def send_message(self, sender_id: str, receiver_id: str | None, message: str) -> Message: ...
+    async def send_message(
+        self, sender_id: str, receiver_id: str | None, message: str, *, idempotency_key: str | None = None
+    ) -> Message:
+        """Queue ``message`` for ``receiver_id`` (None: the sender's caller). A draft whose
+        ``idempotency_key`` was seen before returns the stored message and queues nothing."""
+        ...
 
     async def list_messages(
-        self, terminal_id: str, *, state: MessageState | None = None, limit: int = 10
+        self, terminal_id: str, *, state: MessageState | str | None = None, limit: int = 10
     ) -> list[Message]: ...
 
     async def handoff(
@@ -211,9 +206,14 @@ class KernelAPI(Protocol):
 
     async def answer_user_prompt(self, terminal_id: str, answer: str) -> None: ...
 
-    # profiles and providers
+    # profiles, providers and plugin tools
     async def list_profiles(self) -> list[AgentProfile]: ...
 
     async def get_profile(self, name: str) -> AgentProfile: ...
 
-    async def list_providers(self) -> list[Mapping[str, Any]]: ...
+    async def list_providers(self) -> list[ProviderInfo]: ...
+
+    async def mcp_tools(self) -> list[McpToolSpec]:
+        """The plugins' MCP tools (``cao_register_mcp_tools``), by name order. Over HTTP each tool's
+        function runs in the server, as the caller whose id the factory was given."""
+        ...

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import attrs
 
@@ -25,12 +25,14 @@ __all__ = [
     "LaunchContext",
     "LaunchPlan",
     "Message",
+    "McpServerSpec",
     "McpToolSpec",
     "MessageDraft",
     "MessageState",
     "OrchestrationType",
     "OutputEvent",
     "ProviderCapabilities",
+    "ProviderInfo",
     "ProviderSpec",
     "RouteSpec",
     "RuntimeContext",
@@ -407,6 +409,40 @@ class McpToolSpec:
     name: str
     description: str
     factory: Callable[[Any, str | None], Callable[..., Any]]
+
+
+@attrs.frozen(kw_only=True)
+class McpServerSpec:
+    """cao's own MCP server, as the plugin that serves cao's tools describes it to the kernel.
+
+    - ``matches(entry) -> bool``: whether an ``mcpServers`` entry of a profile asks for this server, in any
+      of the forms profiles use. The kernel gives such an entry this installation's ``command()``.
+    - ``command() -> (program, args)``: how this installation starts the server, independent of ``PATH``.
+    - ``env_settings``: kernel settings that, when set, go into the environment of every MCP server entry
+      a terminal gets (agent CLIs may start MCP servers with a scrubbed environment); the kernel adds
+      ``CAO_TERMINAL_ID`` and ``CAO_HOME_DIR`` itself.
+    - ``report_route``: the name of the ``RouteSpec`` through which the server's clients report that they
+      have listed cao's tools (``KernelAPI.mcp_connected``). A terminal whose profile asks for this server
+      gets tasks only after that report (the MCP readiness gate), in a kernel where a route of that name
+      is registered; where none is, nothing could report, and the kernel does not wait.
+    """
+
+    name: str
+    matches: Callable[[Mapping[str, Any]], bool]
+    command: Callable[[], tuple[str, tuple[str, ...]]]
+    env_settings: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
+    report_route: str | None = None
+    description: str = ""
+
+
+class ProviderInfo(TypedDict):
+    """An installed provider as ``KernelAPI.list_providers`` lists it (a plain mapping on the wire)."""
+
+    name: str
+    binary: str
+    installed: bool
+    description: str
+    install_hint: str
 
 
 @attrs.frozen(kw_only=True)

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from cao_kernel.testing.tmux import PrivateTmux, private_tmux_socket
+from cao_hookspecs import CreateTerminalRequest
 
 BIN = Path(sys.executable).parent
 CAO = str(BIN / "cao")
@@ -289,7 +290,8 @@ class Mcp:
     @staticmethod
     async def agent(server: Server, api: Any) -> str:
         """A mock agent in a session of its own (the caller whose MCP tools are under test)."""
-        terminal = await api.create_session("developer", working_directory=str(server.workdir))
+        terminal = await api.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=str(server.workdir)))
         return terminal.id
 
     @staticmethod

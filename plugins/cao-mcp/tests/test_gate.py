@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import pytest
+from cao_hookspecs import CreateTerminalRequest
 
 pytestmark = pytest.mark.tmux
 
@@ -109,8 +110,9 @@ async def test_any_mcp_client_listing_the_tools_reports_the_terminal(server: Any
         supervisor = await mcp.agent(server, api)
         session = (await api.get_terminal(supervisor)).session_name
         # Not waiting for them to be ready: that includes their MCP server, which would not come in time.
-        workers = [(await api.create_terminal(session, "no_tools_yet", working_directory=str(server.workdir),
-                                              wait_ready=False)).id for _ in range(2)]
+        workers = [(await api.create_terminal(CreateTerminalRequest(
+            session_name=session, agent_profile="no_tools_yet", working_directory=str(server.workdir),
+        ), wait_ready=False)).id for _ in range(2)]
         for worker in workers:
             await api.send_message(supervisor, worker, f"hello {worker}")
         async with mcp.http(server.mcp_url, workers[0]) as client:

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import pytest
+from cao_hookspecs import CreateTerminalRequest
 
 pytestmark = pytest.mark.tmux
 
@@ -138,8 +139,9 @@ async def test_send_message_without_receiver_goes_to_the_caller(server: Any, mcp
     async with server.client() as api:
         own = await mcp.agent(server, api)
         session = (await api.get_terminal(own)).session_name
-        worker = await api.create_terminal(session, "developer", caller_id=own,
-                                           working_directory=str(server.workdir))
+        worker = await api.create_terminal(CreateTerminalRequest(
+            session_name=session, agent_profile="developer", caller_id=own,
+            working_directory=str(server.workdir)))
         async with mcp.stdio(server.mcp_env(worker.id)) as client:
             answer = await mcp.call(client, "send_message", {"message": "results: 3 files"})
         assert not answer.error, answer.text

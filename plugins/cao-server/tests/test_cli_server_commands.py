@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import pytest
 
 from cao_kernel.testing.tmux import PrivateTmux, private_tmux_socket
+from cao_hookspecs import CreateTerminalRequest
 
 pytestmark = pytest.mark.tmux
 T = TypeVar("T")
@@ -68,8 +69,9 @@ class Server:
     def session(self, name: str) -> str:
         """A session running mock_cli, made through the API; returns its terminal id."""
         async def create(api: Any) -> str:
-            terminal = await api.create_session("developer", provider="mock_cli", session_name=name,
-                                                working_directory=self.workdir)
+            terminal = await api.create_session(CreateTerminalRequest(
+                agent_profile="developer", provider="mock_cli", session_name=name,
+                working_directory=self.workdir))
             return terminal.id
 
         return self.api(create)
@@ -167,8 +169,9 @@ def test_session_status_of_a_worker_and_send_to_one_terminal(live: Server) -> No
     conductor = live.session("crew")
 
     async def add_worker(api: Any) -> str:
-        worker = await api.create_terminal("cao-crew", "reviewer", provider="mock_cli",
-                                           working_directory=live.workdir, caller_id=conductor)
+        worker = await api.create_terminal(CreateTerminalRequest(
+            session_name="cao-crew", agent_profile="reviewer", provider="mock_cli",
+            working_directory=live.workdir, caller_id=conductor))
         return worker.id
 
     worker = live.api(add_worker)

@@ -9,6 +9,7 @@ import pytest
 from cao_hookspecs import (
     AgentFailed,
     Conflict,
+    CreateTerminalRequest,
     InvalidInput,
     KernelAPI,
     MessageState,
@@ -91,13 +92,9 @@ def test_connect_builds_the_address_and_reads_the_token(cao_home):
 async def test_every_method_over_http(server, workdir, cao_home):
     async with HttpKernel(server.url) as k:
         assert (await k.ping())["status"] == "ok"
-        sup = await k.create_session(
-            "developer",
-            session_name="cli",
-            working_directory=workdir,
-            allowed_tools=["fs_read"],
-            env={"PROJECT": "x"},
-        )
+        sup = await k.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="cli", working_directory=workdir,
+            allowed_tools=["fs_read"], env={"PROJECT": "x"}))
         assert (
             sup.status == TerminalStatus.IDLE
             and sup.session_name == "cao-cli"
@@ -118,7 +115,8 @@ async def test_every_method_over_http(server, workdir, cao_home):
         assert (await k.get_status(sup.id)).status == TerminalStatus.COMPLETED
         await k.send_keys(sup.id, "Enter")
 
-        worker = await k.create_terminal("cli", "reviewer", caller_id=sup.id, working_directory=workdir)
+        worker = await k.create_terminal(CreateTerminalRequest(
+            session_name="cli", agent_profile="reviewer", caller_id=sup.id, working_directory=workdir))
         assert worker.caller_id == sup.id and worker.agent_profile == "reviewer"
         assert [t.id for t in await k.list_terminals("cli")] == [sup.id, worker.id]
         sent = await k.send_message(worker.id, None, "report: all good")
@@ -170,7 +168,8 @@ async def test_every_method_over_http(server, workdir, cao_home):
 @pytest.mark.tmux
 async def test_errors_come_back_as_the_same_classes(server, workdir):
     async with HttpKernel(server.url, timeout=10) as k:
-        term = await k.create_session("developer", session_name="errs", working_directory=workdir)
+        term = await k.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="errs", working_directory=workdir))
         with pytest.raises(NotFound):
             await k.get_terminal("0badf00d")
         with pytest.raises(InvalidInput, match="8 lowercase hex"):
@@ -178,7 +177,8 @@ async def test_errors_come_back_as_the_same_classes(server, workdir):
         with pytest.raises(InvalidInput):
             await k.get_session("a/b")
         with pytest.raises(Conflict, match="already exists"):
-            await k.create_session("developer", session_name="errs", working_directory=workdir)
+            await k.create_session(CreateTerminalRequest(
+                agent_profile="developer", session_name="errs", working_directory=workdir))
         with pytest.raises(NotFound):
             await k.get_profile("nosuch")
         with pytest.raises(InvalidInput, match="invalid key"):
@@ -213,7 +213,8 @@ async def test_handoff_without_caller_and_long_waits_split(server, workdir, monk
     async with HttpKernel(server.url) as k:
         result = await k.handoff(None, "developer", "no caller here", timeout=20)
         assert result.success and result.output == "no caller here" and result.caller_id is None
-        term = await k.create_session("developer", working_directory=workdir)
+        term = await k.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         await k.send_input(term.id, "__mock_sleep_1")
         report = await k.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=5)
         assert report.status == TerminalStatus.COMPLETED

@@ -11,7 +11,7 @@ import pytest
 from cao_server.client import HttpKernel
 from cao_server.testing import serve_in_thread
 
-from cao_hookspecs import AgentProfile, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 
 pytestmark = pytest.mark.tmux
 
@@ -44,14 +44,17 @@ async def test_a_short_lived_worker_and_its_messages_all_appear_in_order(served,
         events: list[dict] = []
         everything: list[dict] = []
         subscribed, all_subscribed = asyncio.Event(), asyncio.Event()
-        supervisor = await api.create_session("supervisor", session_name="ev", working_directory=workdir)
+        supervisor = await api.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="ev", working_directory=workdir))
         follower = asyncio.ensure_future(_collect(api, "cao-ev", events, subscribed))
         unfiltered = asyncio.ensure_future(_collect(other, None, everything, all_subscribed))
         await subscribed.wait()
         await all_subscribed.wait()
-        noise = await api.create_session("developer", session_name="elsewhere", working_directory=workdir)
+        noise = await api.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="elsewhere", working_directory=workdir))
 
-        worker = await api.create_terminal("cao-ev", "developer", working_directory=workdir)
+        worker = await api.create_terminal(CreateTerminalRequest(
+            session_name="cao-ev", agent_profile="developer", working_directory=workdir))
         message = await api.send_message(supervisor.id, worker.id, "hello worker")
         await api.wait_for_status(worker.id, [TerminalStatus.COMPLETED], timeout=10)
         await api.delete_terminal(worker.id)

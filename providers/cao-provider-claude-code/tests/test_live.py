@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import AgentProfile, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
 from cao_kernel.testing.models import reply, think
 
@@ -46,7 +46,8 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
     async with _profile(make_kernel()) as kernel:
         started = time.monotonic()
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         ready_after = time.monotonic() - started
         assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
         assert ready_after < 20
@@ -89,12 +90,14 @@ async def test_explicit_bypass_mode_as_root_without_sandbox_is_an_error_with_its
         started = time.monotonic()
         if os.geteuid() != 0:
             # Not root: the same request starts normally in bypass mode.
-            term = await kernel.create_session("developer", working_directory=workdir, yolo=True)
+            term = await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", working_directory=workdir, yolo=True))
             assert term.status in READY
             assert "bypass permissions on" in await kernel.get_output(term.id, "full")
             return
         with pytest.raises(AgentFailed) as failed:
-            await kernel.create_session("developer", working_directory=workdir, yolo=True)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", working_directory=workdir, yolo=True))
         # The CLI refuses within a fraction of a second; the kernel must report it within 2 s of that.
         assert time.monotonic() - started < 2.5
         message = str(failed.value)
@@ -108,7 +111,8 @@ async def test_a_bad_permission_mode_is_reported_within_two_seconds_of_the_exit(
         await kernel.start()
         started = time.monotonic()
         with pytest.raises(AgentFailed) as failed:
-            await kernel.create_session("planner", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="planner", working_directory=workdir))
         assert time.monotonic() - started < 2.5
         assert "noSuchMode" in str(failed.value) and "is invalid" in str(failed.value)
         assert "--- last screen ---" in str(failed.value)

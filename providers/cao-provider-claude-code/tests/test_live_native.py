@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import AgentProfile, StatusReport, TerminalStatus, hookimpl
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, StatusReport, TerminalStatus, hookimpl
 from cao_kernel.testing.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
@@ -71,7 +71,8 @@ async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
     model_server.script.add(think(1.0, first), reply(second))
     kernel, transitions = _kernel(make_kernel)
     async with kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         settings = Path(kernel.home.runtime) / "terminals" / term.id / "cao-hooks.json"
         assert set(json.loads(settings.read_text())["hooks"]) == {"UserPromptSubmit", "Stop", "StopFailure",
                                                                   "Notification"}
@@ -111,7 +112,8 @@ async def test_screen_only_latency_for_comparison(make_kernel, workdir, claude_s
     model_server.script.add(think(1.0, answer))
     kernel, transitions = _kernel(make_kernel, CAO_NATIVE_SIGNALS="0")
     async with kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         assert not (Path(kernel.home.runtime) / "terminals" / term.id / "cao-hooks.json").exists()
         sent = time.time()
         await kernel.send_input(term.id, "Run the build and report.")

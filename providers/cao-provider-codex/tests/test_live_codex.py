@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from cao_hookspecs import TerminalStatus
+from cao_hookspecs import CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
 from cao_kernel.testing.models.script import fail, reply, think
 
@@ -24,7 +24,8 @@ async def test_launch_reaches_idle_and_a_turn_ends_with_the_exact_answer(live_co
     async with live_codex.kernel() as kernel:
         kernel.add_profile(live_codex.profile(system_prompt="You are the scripted coder. Answer briefly."))
         started = time.monotonic()
-        term = await kernel.create_session("coder", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="coder", working_directory=workdir))
         assert term.status == TerminalStatus.IDLE, term
         assert time.monotonic() - started < 20
         report = await kernel.get_status(term.id)
@@ -56,7 +57,8 @@ async def test_thinking_is_processing_then_completed_and_a_second_turn_is_not_co
     live_codex.script.add(reply("First answer."), think(3, "Second answer, after thinking."))
     async with live_codex.kernel() as kernel:
         kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session("coder", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="coder", working_directory=workdir))
         await kernel.send_input(term.id, "one")
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
         assert await kernel.get_output(term.id, "last") == "First answer."
@@ -78,7 +80,8 @@ async def test_model_error_is_reported_as_error_with_the_message(live_codex, wor
     live_codex.script.add(fail(400, "scripted refusal: context too long"))
     async with live_codex.kernel() as kernel:
         kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session("coder", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="coder", working_directory=workdir))
         await kernel.send_input(term.id, "please fail")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=20)
         assert "scripted refusal: context too long" in report.evidence
@@ -93,7 +96,8 @@ async def test_codex_refusing_its_config_fails_start_up_at_once_with_its_screen(
         kernel.add_profile(profile)
         started = time.monotonic()
         with pytest.raises(AgentFailed) as failure:
-            await kernel.create_session("coder", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="coder", working_directory=workdir))
         elapsed = time.monotonic() - started
     message = str(failure.value)
     assert "last screen" in message and "wire_api" in message, message
@@ -109,7 +113,8 @@ async def test_missing_sign_in_is_an_error_not_a_timeout(live_codex, workdir):
         kernel.add_profile(AgentProfile(name="nologin", provider="codex"))
         started = time.monotonic()
         with pytest.raises(AgentFailed) as failure:
-            await kernel.create_session("nologin", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="nologin", working_directory=workdir))
         assert time.monotonic() - started < 15
     assert "login screen" in str(failure.value) and "Sign in with ChatGPT" in str(failure.value)
 
@@ -120,7 +125,8 @@ async def test_a_folder_inside_a_git_repository_starts_without_the_trust_dialog(
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     async with live_codex.kernel() as kernel:
         kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session("coder", working_directory=str(repo / "src" / "pkg"))
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="coder", working_directory=str(repo / "src" / "pkg")))
         assert term.status == TerminalStatus.IDLE
         assert "Trust this folder" not in await kernel.get_output(term.id, "full")
         # Answering the dialog would have made Codex save a trust decision for the repository root.

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from cao_hookspecs import AgentProfile, MessageState, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, MessageState, TerminalStatus
 from cao_kernel.testing.models.script import call_tool, respond
 
 # Generous: the first live test of a machine installs Codex from npm (about 400 MB) during its set-up.
@@ -35,9 +35,11 @@ async def test_send_message_from_codex_reaches_another_terminals_inbox(live_code
     with live_codex.serve(kernel) as running:
         api = HttpKernel(running.url, timeout=60)
         try:
-            listener = await api.create_session("listener", working_directory=workdir)
+            listener = await api.create_session(CreateTerminalRequest(
+                agent_profile="listener", working_directory=workdir))
             receiver["id"] = listener.id
-            coder = await api.create_session("coder", working_directory=workdir)
+            coder = await api.create_session(CreateTerminalRequest(
+                agent_profile="coder", working_directory=workdir))
             assert coder.status in (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
 
             await api.send_input(coder.id, "Tell the listener hello.")
@@ -70,7 +72,8 @@ async def test_a_profile_mcp_server_that_cannot_start_is_an_error_with_codexs_re
     async with live_codex.kernel() as kernel:
         kernel.add_profile(live_codex.profile(mcp_servers={"broken": {"command": "false"}}))
         try:
-            term = await kernel.create_session("coder", working_directory=workdir)
+            term = await kernel.create_session(CreateTerminalRequest(
+                agent_profile="coder", working_directory=workdir))
         except AgentFailed as failure:
             # Codex gave up before it drew its prompt: the error carries its last screen.
             screen = str(failure)

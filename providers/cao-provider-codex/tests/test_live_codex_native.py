@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import StatusReport, TerminalStatus, hookimpl
+from cao_hookspecs import CreateTerminalRequest, StatusReport, TerminalStatus, hookimpl
 from cao_kernel.testing.models.script import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]
@@ -67,7 +67,8 @@ async def _turn(live_codex, workdir: str,
     async with live_codex.kernel(**settings) as kernel:
         kernel.register_plugin(transitions, name="transitions")
         kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session("coder", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="coder", working_directory=workdir))
         config = Path(kernel.home.runtime) / "terminals" / term.id / "codex-home" / "config.toml"
         sent = time.time()
         await kernel.send_input(term.id, "What is the answer?")

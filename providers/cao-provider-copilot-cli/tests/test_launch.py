@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, LaunchContext, Terminal
 from cao_provider_copilot_cli.launch import (
     AGENT_DIR,
     CATEGORIES,
@@ -255,5 +255,6 @@ async def test_a_bad_profile_is_refused_by_the_kernel_with_nothing_created(fake_
         kernel.add_profile(AgentProfile(name="odd", provider="copilot_cli",
                                         allowed_tools=("fs_read", "Bash")))
         with pytest.raises(InvalidInput, match="allowed tool 'Bash' is not one copilot_cli understands"):
-            await kernel.create_session("odd", working_directory=str(work))
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="odd", working_directory=str(work)))
         assert await kernel.list_sessions() == []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import AgentProfile, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
 from cao_kernel.testing.models import call_tool, reply, respond, think
 
@@ -30,7 +30,8 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
     async with _profile(make_kernel()) as kernel:
         started = time.monotonic()
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         ready_after = time.monotonic() - started
         assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
         assert ready_after < 20
@@ -71,7 +72,8 @@ async def test_a_tool_call_then_the_answer(make_kernel, workdir, copilot_sandbox
         respond(lambda conv: reply("The file says: " + conv.last_tool_result.output.split()[0])),
     )
     async with _profile(make_kernel()) as kernel:
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         await kernel.send_input(term.id, "Make a file.")
         await kernel.wait_for_status(term.id, {TerminalStatus.PROCESSING}, timeout=5)
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
@@ -104,7 +106,8 @@ async def test_a_start_that_cannot_sign_in_is_an_error_within_two_seconds(make_k
         watcher.start()
         try:
             with pytest.raises(AgentFailed) as failed:
-                await kernel.create_session("developer", working_directory=workdir)
+                await kernel.create_session(CreateTerminalRequest(
+                    agent_profile="developer", working_directory=workdir))
             raised = time.monotonic()
         finally:
             stop.set()
@@ -128,7 +131,8 @@ async def test_a_cli_that_exits_at_start_up_is_reported_with_its_screen(make_ker
         watcher.start()
         try:
             with pytest.raises(AgentFailed) as failed:
-                await kernel.create_session("developer", working_directory=workdir)
+                await kernel.create_session(CreateTerminalRequest(
+                    agent_profile="developer", working_directory=workdir))
             raised = time.monotonic()
         finally:
             stop.set()
@@ -158,7 +162,8 @@ async def test_restricted_agent_trusts_the_folder_and_keeps_its_rules(make_kerne
         await kernel.start()
         watcher.start()
         try:
-            term = await kernel.create_session("careful", working_directory=workdir)
+            term = await kernel.create_session(CreateTerminalRequest(
+                agent_profile="careful", working_directory=workdir))
         finally:
             stop.set()
             watcher.join(5)

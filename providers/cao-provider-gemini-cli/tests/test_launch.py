@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, LaunchContext, Terminal
 from cao_provider_gemini_cli.launch import (
     MCP_TIMEOUT_MS,
     NATIVE_TOOLS,
@@ -221,7 +221,8 @@ async def test_the_kernel_reports_a_bad_profile_before_creating_anything(tmux_so
     async with kernel:
         kernel.add_profile(AgentProfile(name="broken", provider="gemini_cli", allowed_tools=("--yolo",)))
         with pytest.raises(InvalidInput, match="'--yolo' looks like a command-line option"):
-            await kernel.create_session("broken", working_directory=str(tmp_path))
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="broken", working_directory=str(tmp_path)))
         assert not await kernel.list_sessions()
         assert not (cao_home / "runtime" / "terminals").exists() or not any(
             (cao_home / "runtime" / "terminals").iterdir())

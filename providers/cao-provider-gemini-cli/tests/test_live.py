@@ -11,7 +11,7 @@ from typing import Self
 
 import pytest
 
-from cao_hookspecs import TerminalStatus, hookimpl
+from cao_hookspecs import CreateTerminalRequest, TerminalStatus, hookimpl
 from cao_kernel.errors import AgentFailed
 from cao_kernel.testing.models import reply, think
 
@@ -43,7 +43,8 @@ async def test_launch_reaches_idle_and_turns_complete_with_their_answers(live_ge
         kernel.register_plugin(log, name="status_log")
         kernel.add_profile(live_gemini.profile())
         started = time.monotonic()
-        term = await kernel.create_session("coder", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="coder", working_directory=workdir))
         assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
         assert time.monotonic() - started < 20
 
@@ -112,7 +113,7 @@ async def test_a_cli_that_refuses_its_command_line_is_an_error_within_two_second
         kernel.add_profile(live_gemini.profile(name="odd", permission_mode="autopilot"))
         await kernel.start()
         with _ExitWatch(live_gemini.tmux_socket, "Show help") as watch, pytest.raises(AgentFailed) as failed:
-            await kernel.create_session("odd", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(agent_profile="odd", working_directory=workdir))
         failed_at = time.monotonic()
         # Gemini CLI needs a few seconds to load before it prints its usage and exits; from then on the
         # kernel has 2 s to report it.

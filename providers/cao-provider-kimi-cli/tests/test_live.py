@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import AgentProfile, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
 from cao_kernel.testing.models import call_tool, reply, think
 
@@ -31,7 +31,8 @@ async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_ke
     model_server.script.add(think(1.0, answer), call_tool("Shell", {"command": "ls"}), reply(second))
     async with _profile(make_kernel()) as kernel:
         started = time.monotonic()
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         ready_after = time.monotonic() - started
         assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
         assert ready_after < 20
@@ -94,7 +95,8 @@ async def test_a_refused_config_is_an_error_within_two_seconds_of_its_screen(mak
         watcher.start()
         try:
             with pytest.raises(AgentFailed) as failed:
-                await kernel.create_session("broken", working_directory=workdir)
+                await kernel.create_session(CreateTerminalRequest(
+                    agent_profile="broken", working_directory=workdir))
             reported = time.monotonic()
         finally:
             stop.set()
@@ -119,7 +121,8 @@ async def test_a_restricted_profile_offers_only_its_tools_and_a_refused_key_is_a
 
     model_server.script.add(fail(401, "Invalid API key", kind="invalid_api_key"))
     async with _profile(make_kernel(), name="reader", allowed_tools=("fs_read", "fs_list")) as kernel:
-        term = await kernel.create_session("reader", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="reader", working_directory=workdir))
         await kernel.send_input(term.id, "Hello?")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=20)
         assert "Authorization failed" in report.evidence

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, LaunchContext, Terminal, TerminalStatus
 from cao_kernel.errors import AgentFailed
 from cao_kernel.testing.models import reply, think
 
@@ -31,7 +31,8 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
     user_config = opencode_sandbox.config_file.read_text(encoding="utf-8")
     async with _profile(make_kernel()) as kernel:
         started = time.monotonic()
-        term = await kernel.create_session("developer", working_directory=workdir)
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir))
         ready_after = time.monotonic() - started
         assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
         assert ready_after < 60
@@ -83,7 +84,8 @@ async def test_a_broken_user_config_is_reported_within_two_seconds_of_the_exit(
     async with _profile(make_kernel()) as kernel:
         await kernel.start()
         with pytest.raises(AgentFailed) as failed:
-            await kernel.create_session("developer", working_directory=workdir)
+            await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", working_directory=workdir))
         reported_at = time.time()
     message = str(failed.value)
     assert "is not valid JSON" in message and "--- last screen ---" in message

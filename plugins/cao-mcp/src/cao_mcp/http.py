@@ -60,14 +60,20 @@ def caller_from_context(ctx: Any) -> Caller:
     return Caller.parse(header_value(headers, ID_HEADER), source=ID_HEADER)
 
 
-def _build_server(kernel: KernelAPI) -> Any:
+async def _build_server(kernel: KernelAPI) -> Any:
+    from mcp.server.transport_security import TransportSecuritySettings
+
     from .server import build_server
 
+    plugin_tools = {spec.name: spec for spec in await kernel.mcp_tools()}
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)
     try:
-        plugin_tools = dict(getattr(kernel, "mcp_tools", None) or {})
         server = build_server(kernel, caller_from_context, plugin_tools=plugin_tools)
+        server.streamable_http_app(
+            stateless_http=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
     finally:
         # MCPServer configures the root logger for a standalone process; the host server owns logging.
         root.handlers[:] = saved[0]
@@ -84,15 +90,10 @@ class McpHttpApp:
     """
 
     def __init__(self, kernel: KernelAPI) -> None:
-        from mcp.server.transport_security import TransportSecuritySettings
-
         self.kernel = kernel
-        self.server = _build_server(kernel)
-        self.server.streamable_http_app(
-            stateless_http=True,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        self._manager = self.server.session_manager
+        # Built on start: the plugins' tools come from the kernel, a coroutine away.
+        self.server: Any = None
+        self._manager: Any = None
         self._runner: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
         self._stop: asyncio.Event | None = None
@@ -155,6 +156,9 @@ class McpHttpApp:
                 if self._runner.done():
                     raise RuntimeError("cao's MCP endpoint was stopped")
                 return
+            if self.server is None:
+                self.server = await _build_server(self.kernel)
+                self._manager = self.server.session_manager
             self._ready, self._stop = asyncio.Event(), asyncio.Event()
             self._runner = asyncio.ensure_future(self._run(self._ready, self._stop))
             waiter = asyncio.ensure_future(self._ready.wait())

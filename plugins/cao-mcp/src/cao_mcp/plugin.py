@@ -5,7 +5,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cao_hookspecs import CommandSpec, RouteSpec, hookimpl
+from cao_hookspecs import CommandSpec, McpServerSpec, RouteSpec, hookimpl
+
+from .entry import REPORT_ROUTE
 
 
 def _load_command() -> Any:
@@ -31,10 +33,17 @@ def cao_register_commands() -> list[CommandSpec]:
 @hookimpl
 def cao_register_routes() -> list[RouteSpec]:
     return [RouteSpec(
-        name="mcp", path="/mcp", endpoint=_http_app, asgi=True, methods=("GET", "POST", "DELETE"),
+        name=REPORT_ROUTE, path="/mcp", endpoint=_http_app, asgi=True, methods=("GET", "POST", "DELETE"),
         description="cao's MCP tools over streamable HTTP (stateless); the caller's terminal id goes in the "
                     "X-CAO-Terminal-Id header.",
     )]
+
+
+@hookimpl
+def cao_register_mcp_servers() -> list[McpServerSpec]:
+    from .entry import mcp_server_spec
+
+    return [mcp_server_spec()]
 
 
 _warming: Any = None

@@ -26,6 +26,6 @@ def main() -> None:
     # stdout carries the MCP protocol: anything a plugin prints while loading goes to stderr instead.
     # The mcp-server command restores the real stdout before it serves.
     sys.stdout = sys.stderr
-    from cao_kernel.cli import cli
+    from cao_hookspecs.cli import run_cao
 
-    cli.main(args=["mcp-server", *sys.argv[1:]], prog_name="cao-mcp-server")
+    run_cao(["mcp-server", *sys.argv[1:]], prog_name="cao-mcp-server")

@@ -9,8 +9,9 @@ The agent's identity is ``CAO_TERMINAL_ID`` and the server's address ``CAO_API_H
   terminal as connected.
 - **local**: anything else (no server, no or a bad terminal id, a terminal the server does not know, a
   server without cao-mcp). The MCP SDK serves the tools here; they call cao-server through its HTTP
-  client, created at the first tool call, and explain each of those problems to the agent. Plugin tools
-  come from this installation's ``cao_register_mcp_tools`` records (the local kernel is never started).
+  client (``HttpKernel``), whose connection opens at the first tool call, and explain each of those
+  problems to the agent. Plugin tools are this installation's (``KernelAPI.mcp_tools`` of the command
+  line's kernel, which is never started); they too run against the HTTP client.
 """
 
 from __future__ import annotations
@@ -31,62 +32,37 @@ if TYPE_CHECKING:
     from cao_hookspecs import KernelAPI, McpToolSpec
 
 
-class RemoteKernel:
-    """A ``KernelAPI`` that forwards every call to cao-server's HTTP client, created on first use."""
+def explain(client: Any, exc: BaseException) -> str | None:
+    """The sentence an agent reads when cao-server cannot be reached (None for any other error)."""
+    from cao_server.errors import ServerNotRunning
 
-    def __init__(self, settings: Mapping[str, str]) -> None:
-        self._settings = dict(settings)
-        self._client: Any = None
-
-    @property
-    def client(self) -> Any:
-        """The ``cao_server.client.HttpKernel`` (built now if needed; building it sends nothing)."""
-        if self._client is None:
-            from cao_server.client import connect
-
-            self._client = connect(self._settings)
-        return self._client
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            return await getattr(self.client, name)(*args, **kwargs)
-
-        call.__name__ = name
-        return call
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-
-    def explain(self, exc: BaseException) -> str | None:
-        """The sentence an agent reads when cao-server cannot be reached (None for any other error)."""
-        from cao_server.errors import ServerNotRunning
-
-        if isinstance(exc, ServerNotRunning):
-            where = getattr(self._client, "base_url", None) or "the address in CAO_API_HOST/CAO_API_PORT"
-            return (f"cao-server is not running at {where}. Start it with `cao server` (or the `cao-server` "
-                    f"script), then call this tool again.")
-        return None
+    if isinstance(exc, ServerNotRunning):
+        where = getattr(client, "base_url", None) or "the address in CAO_API_HOST/CAO_API_PORT"
+        return (f"cao-server is not running at {where}. Start it with `cao server` (or the `cao-server` "
+                f"script), then call this tool again.")
+    return None
 
 
 def build_stdio_server(
     settings: Mapping[str, str], plugin_tools: Mapping[str, McpToolSpec] | None = None,
     kernel: KernelAPI | None = None,
 ) -> MCPServer:
-    """The MCP server for one agent: its caller from ``CAO_TERMINAL_ID`` in ``settings``."""
+    """The MCP server for one agent: its caller from ``CAO_TERMINAL_ID`` in ``settings``, its tools run
+    against ``kernel`` (default: the HTTP client of the cao-server ``settings`` name; creating it
+    sends nothing)."""
     from .server import build_server
 
     caller = Caller.parse(settings.get(ID_VARIABLE), source=ID_VARIABLE)
-    remote = kernel if kernel is not None else RemoteKernel(settings)
-    explain = getattr(remote, "explain", None) or (lambda exc: None)
+    if kernel is None:
+        from cao_server.client import connect
+
+        kernel = connect(settings)
+    client = kernel
     return build_server(
-        remote,  # type: ignore[arg-type]
+        kernel,
         lambda ctx: caller,
         plugin_tools=plugin_tools,
-        explain=explain,
+        explain=lambda exc: explain(client, exc),
         template_caller=caller.id,
     )
 
@@ -115,21 +91,24 @@ def mcp_server(ctx: click.Context) -> None:
     # script may have sent stdout there already while it resolved this command; the protocol needs the
     # real one back.)
     with contextlib.redirect_stdout(sys.stderr):
-        local = kernel_from_context(ctx)
-        plugin_tools = dict(getattr(local, "mcp_tools", None) or {})
-        kernel = RemoteKernel(os.environ)
-        server = build_stdio_server(os.environ, plugin_tools, kernel=kernel)
+        installation = kernel_from_context(ctx)
+    from cao_server.client import connect
+
+    client = connect(os.environ)
     if sys.__stdout__ is not None:
         sys.stdout = sys.__stdout__
     import anyio
 
     async def serve() -> None:
         try:
+            with contextlib.redirect_stdout(sys.stderr):
+                tools = {spec.name: spec for spec in await installation.mcp_tools()}
+                server = build_stdio_server(os.environ, tools, kernel=client)
             await server.run_stdio_async()
         finally:
-            await kernel.aclose()
+            await client.aclose()
 
     anyio.run(serve)
 
 
-__all__ = ["RemoteKernel", "build_stdio_server", "mcp_server"]
+__all__ = ["build_stdio_server", "explain", "mcp_server"]

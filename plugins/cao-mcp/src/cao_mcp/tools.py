@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs.errors import CaoError, Conflict, NotFound
+from cao_hookspecs.names import TERMINAL_ID_RE
 
 if TYPE_CHECKING:
     from cao_hookspecs import KernelAPI
 
-TERMINAL_ID_RE = re.compile(r"[a-f0-9]{8}")
 ID_VARIABLE = "CAO_TERMINAL_ID"
 ID_HEADER = "X-CAO-Terminal-Id"
 # Sent by cao-mcp-server's relay: it reports its agent connected itself, once the agent has its tool list.

@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from cao_hookspecs import ProviderInfo
 from cao_hookspecs.errors import CaoError, InvalidInput, Timeout
 
 from . import validation, wire
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
     import httpx
     from cao_hookspecs import (
         AgentProfile,
+        CreateTerminalRequest,
         DelegationResult,
+        McpToolSpec,
         Message,
         MessageState,
         SessionInfo,
@@ -64,6 +67,21 @@ def _profile(value: str) -> str:
 
 def _body(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
+
+
+def _creation_body(request: CreateTerminalRequest, wait_ready: bool, **route_fields: Any) -> dict[str, Any]:
+    """The creation routes' body for ``request`` (their own fields, like the session name, added)."""
+    return _body(
+        agent_profile=request.agent_profile,
+        provider=request.provider,
+        working_directory=request.working_directory or os.getcwd(),
+        allowed_tools=list(request.allowed_tools) if request.allowed_tools is not None else None,
+        model=request.model,
+        yolo=request.yolo,
+        env_vars=dict(request.env) if request.env else None,
+        wait_ready=wait_ready,
+        **route_fields,
+    )
 
 
 class HttpKernel:
@@ -192,64 +210,22 @@ class HttpKernel:
 
     # -- sessions and terminals -------------------------------------------------------------------
 
-    async def create_session(
-        self,
-        agent_profile: str,
-        *,
-        provider: str | None = None,
-        session_name: str | None = None,
-        working_directory: str | None = None,
-        allowed_tools: Sequence[str] | None = None,
-        model: str | None = None,
-        yolo: bool = False,
-        env: Mapping[str, str] | None = None,
-        wait_ready: bool = True,
-    ) -> Terminal:
-        """Create a session; ``working_directory`` defaults to this process's current folder."""
-        body = _body(
-            agent_profile=agent_profile,
-            provider=provider,
-            session_name=session_name,
-            working_directory=working_directory or os.getcwd(),
-            allowed_tools=list(allowed_tools) if allowed_tools is not None else None,
-            model=model,
-            yolo=yolo,
-            env_vars=dict(env) if env else None,
-            wait_ready=wait_ready,
-        )
+    async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        """Create a session; ``request.working_directory`` defaults to this process's current folder."""
+        body = _creation_body(request, wait_ready, session_name=request.session_name)
         data = await self._call("POST", "/sessions", json=body, timeout=max(self.timeout, CREATE_TIMEOUT))
         return wire.terminal_from_json(data)
 
-    async def create_terminal(
-        self,
-        session_name: str,
-        agent_profile: str,
-        *,
-        provider: str | None = None,
-        working_directory: str | None = None,
-        caller_id: str | None = None,
-        allowed_tools: Sequence[str] | None = None,
-        model: str | None = None,
-        yolo: bool = False,
-        env: Mapping[str, str] | None = None,
-        wait_ready: bool = True,
-    ) -> Terminal:
-        """Add a terminal to a session; ``working_directory`` defaults to this process's current folder."""
-        body = _body(
-            agent_profile=agent_profile,
-            provider=provider,
-            working_directory=working_directory or os.getcwd(),
-            caller_id=_terminal_id(caller_id) if caller_id is not None else None,
-            allowed_tools=list(allowed_tools) if allowed_tools is not None else None,
-            model=model,
-            yolo=yolo,
-            env_vars=dict(env) if env else None,
-            wait_ready=wait_ready,
-        )
+    async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        """Add a terminal to the session ``request.session_name``; ``request.working_directory`` defaults to
+        this process's current folder."""
+        if request.session_name is None:
+            raise InvalidInput("a new terminal needs the name of the session it joins")
+        caller = _terminal_id(request.caller_id) if request.caller_id is not None else None
         data = await self._call(
             "POST",
-            f"/sessions/{_session(session_name)}/terminals",
-            json=body,
+            f"/sessions/{_session(request.session_name)}/terminals",
+            json=_creation_body(request, wait_ready, caller_id=caller),
             timeout=max(self.timeout, CREATE_TIMEOUT),
         )
         return wire.terminal_from_json(data)
@@ -390,8 +366,29 @@ class HttpKernel:
     async def get_profile(self, name: str) -> AgentProfile:
         return wire.profile_from_json(await self._call("GET", f"/agents/profiles/{_profile(name)}"))
 
-    async def list_providers(self) -> list[Mapping[str, Any]]:
-        return list(await self._call("GET", "/agents/providers"))
+    async def list_providers(self) -> list[ProviderInfo]:
+        return [ProviderInfo(**row) for row in await self._call("GET", "/agents/providers")]
+
+    async def mcp_tools(self) -> list[McpToolSpec]:
+        """The server's plugin MCP tools; each tool's function runs in the server, as its caller."""
+        from cao_hookspecs import McpToolSpec
+
+        return [McpToolSpec(name=row["name"], description=row["description"], factory=self._tool_factory(row["name"]))
+                for row in await self._call("GET", "/mcp-tools")]
+
+    def _tool_factory(self, name: str) -> Callable[[Any, str | None], Callable[..., Any]]:
+        def factory(kernel: Any, caller_id: str | None) -> Callable[..., Any]:
+            async def tool(**arguments: Any) -> Any:
+                if caller_id is None:
+                    raise InvalidInput(f"the MCP tool {name!r} runs only for a caller with a terminal id")
+                data = await self._call("POST", f"/terminals/{_terminal_id(caller_id)}/mcp-tools/{quote(name, safe='')}",
+                                        json={"arguments": arguments}, timeout=max(self.timeout, CREATE_TIMEOUT))
+                return data["result"]
+
+            tool.__name__ = name
+            return tool
+
+        return factory
 
     async def install_profile(
         self, source: str, *, provider: str | None = None, env: Sequence[str] | None = None

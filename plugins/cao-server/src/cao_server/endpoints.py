@@ -12,8 +12,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cao_hookspecs import MessageState, NotFound, StatusReport, Terminal
-from cao_hookspecs.errors import InvalidInput
+from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal
+from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
+from cao_hookspecs.names import TERMINAL_ID_PATTERN
 
 from . import validation, wire
 from .errors import NotSupported
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
     from .settings import ServerSettings
 
-ID_PATTERN = "^[a-f0-9]{8}$"
+ID_PATTERN = TERMINAL_ID_PATTERN
 # The sender recorded for an initial message given at creation (no terminal sent it).
 USER_SENDER = "user"
 
@@ -107,15 +108,17 @@ HANDOFF_TIMEOUT = Param(
 )
 
 
-def _creation_kwargs(args: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "provider": args["provider"],
-        "working_directory": args["working_directory"],
-        "allowed_tools": args["allowed_tools"],
-        "model": args["model"],
-        "yolo": args["yolo"],
-        "env": args["env_vars"],
-    }
+def _creation_request(args: dict[str, Any], **fields: Any) -> CreateTerminalRequest:
+    return CreateTerminalRequest(
+        agent_profile=args["agent_profile"],
+        provider=args["provider"],
+        working_directory=args["working_directory"],
+        allowed_tools=args["allowed_tools"],
+        model=args["model"],
+        yolo=args["yolo"],
+        env=args["env_vars"],
+        **fields,
+    )
 
 
 async def _with_reports(kernel: Any, terminals: list[Terminal]) -> list[dict[str, Any]]:
@@ -167,10 +170,7 @@ async def create_session(ctx: Context, call: Call) -> Any:
     if initial is not None and not initial.strip():
         raise InvalidInput("initial_message must not be empty")
     terminal = await ctx.kernel.create_session(
-        args["agent_profile"],
-        session_name=args["session_name"],
-        wait_ready=args["wait_ready"] and initial is None,
-        **_creation_kwargs(args),
+        _creation_request(args, session_name=args["session_name"]), wait_ready=args["wait_ready"] and initial is None
     )
     await _queue_initial(
         ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_session(terminal.session_name)
@@ -206,11 +206,7 @@ async def create_terminal(ctx: Context, call: Call) -> Any:
         raise InvalidInput("initial_message must not be empty")
     wait = args["wait_ready"] and not args["defer_init"] and initial is None
     terminal = await ctx.kernel.create_terminal(
-        call.path["session_name"],
-        args["agent_profile"],
-        caller_id=args["caller_id"],
-        wait_ready=wait,
-        **_creation_kwargs(args),
+        _creation_request(args, session_name=call.path["session_name"], caller_id=args["caller_id"]), wait_ready=wait
     )
     await _queue_initial(ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_terminal(terminal.id))
     return Reply(201, _with_initial(ctx, wire.terminal_json(terminal)))
@@ -400,6 +396,32 @@ async def install_profile(ctx: Context, call: Call) -> Any:
 
 async def list_providers(ctx: Context, call: Call) -> Any:
     return [wire.jsonable(p) for p in await ctx.kernel.list_providers()]
+
+
+# -- plugin MCP tools ------------------------------------------------------------------------------
+
+
+async def list_mcp_tools(ctx: Context, call: Call) -> Any:
+    return [{"name": spec.name, "description": spec.description} for spec in await ctx.kernel.mcp_tools()]
+
+
+async def call_mcp_tool(ctx: Context, call: Call) -> Any:
+    """Run a plugin's MCP tool as the terminal in the path (the caller its factory is given)."""
+    name = call.path["tool"]
+    spec = next((s for s in await ctx.kernel.mcp_tools() if s.name == name), None)
+    if spec is None:
+        raise NotFound(f"no plugin MCP tool {name!r}")
+    try:
+        result = spec.factory(ctx.kernel, call.path["terminal_id"])(**call.args["arguments"])
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            result = await result
+    except CaoError:
+        raise
+    except TypeError as exc:
+        raise InvalidInput(f"MCP tool {name!r}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - the tool's own failure, told to its caller
+        raise PluginError(str(exc) or type(exc).__name__) from exc
+    return {"result": wire.jsonable(result)}
 
 
 # -- the table -------------------------------------------------------------------------------------
@@ -780,6 +802,27 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         list_providers,
         "profiles",
         response=array_of("Provider"),
+    ),
+    Endpoint(
+        "GET",
+        "/mcp-tools",
+        "list_mcp_tools",
+        "MCP tools plugins add to cao's own",
+        list_mcp_tools,
+        "orchestration",
+        response=array_of("McpTool"),
+    ),
+    Endpoint(
+        "POST",
+        T + "/mcp-tools/{tool}",
+        "call_mcp_tool",
+        "Run a plugin's MCP tool as this terminal",
+        call_mcp_tool,
+        "orchestration",
+        response=ref("McpToolResult"),
+        errors=(*ID_ERRORS, 400, 413, 500),
+        params=(Param("arguments", type="object", default={}, body_only=True,
+                      description="the tool's arguments by name"),),
     ),
 )
 

@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from cao_hookspecs.names import PROFILE_NAME_RE, SESSION_NAME_RE, TERMINAL_ID_PATTERN, json_pattern
+
 from .schemas import SCHEMAS, ref
 
 if TYPE_CHECKING:
@@ -28,9 +30,9 @@ REASONS = {
     504: "Timed out",
 }
 PATH_PARAMS = {
-    "terminal_id": {"type": "string", "pattern": "^[a-f0-9]{8}$"},
-    "session_name": {"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$"},
-    "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+    "terminal_id": {"type": "string", "pattern": TERMINAL_ID_PATTERN},
+    "session_name": {"type": "string", "pattern": json_pattern(SESSION_NAME_RE)},
+    "name": {"type": "string", "pattern": json_pattern(PROFILE_NAME_RE)},
 }
 
 

@@ -32,7 +32,8 @@ class Param:
     """One named input of a route.
 
     ``type`` is ``string``, ``integer``, ``number``, ``boolean``, ``list`` (strings: a JSON array, or
-    comma-separated in a query) or ``map`` (string to string; JSON body only). ``pattern`` violations
+    comma-separated in a query), ``map`` (string to string; JSON body only) or ``object`` (any JSON
+    object; JSON body only). ``pattern`` violations
     are 422s like a wrong type; ``max_bytes`` violations are 413s.
     """
 
@@ -56,6 +57,8 @@ class Param:
             base = {"type": "array", "items": {"type": "string"}}
         elif self.type == "map":
             base = {"type": "object", "additionalProperties": {"type": "string"}}
+        elif self.type == "object":
+            base = {"type": "object"}
         else:
             base = {"type": self.type}
         if self.enum is not None:
@@ -172,14 +175,17 @@ def _from_json(param: Param, value: Any) -> Any:
             return list(value)
     if kind == "map" and isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
         return dict(value)
-    expected = {"list": "a list of strings", "map": "an object of strings"}.get(kind, f"a {kind}")
+    if kind == "object" and isinstance(value, dict):
+        return dict(value)
+    expected = {"list": "a list of strings", "map": "an object of strings", "object": "a JSON object"}.get(
+        kind, f"a {kind}")
     raise BadParameter(f"parameter {param.name!r} must be {expected}, got {type(value).__name__}")
 
 
 def _check(param: Param, value: Any) -> Any:
     texts = [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
     if isinstance(value, dict):
-        texts = [*value.keys(), *value.values()]
+        texts = [text for text in (*value.keys(), *value.values()) if isinstance(text, str)]
     for text in texts:
         try:
             text.encode("utf-8")

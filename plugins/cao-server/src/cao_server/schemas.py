@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cao_hookspecs.names import TERMINAL_ID_PATTERN
+
 STATUSES = ("unknown", "idle", "processing", "completed", "waiting_user_answer", "error")
 MESSAGE_STATES = ("pending", "delivering", "delivered", "failed", "dead")
 ORCHESTRATION_TYPES = ("send_message", "handoff", "assign")
@@ -45,7 +47,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "required": ["id", "name", "provider", "session_name", "agent_profile", "status"],
         "properties": {
-            "id": {"type": "string", "pattern": "^[a-f0-9]{8}$"},
+            "id": {"type": "string", "pattern": TERMINAL_ID_PATTERN},
             "name": {"type": "string", "description": "window name, <profile>-<4 hex>"},
             "provider": STRING,
             "session_name": STRING,
@@ -192,6 +194,16 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["name", "binary", "installed"],
         "additionalProperties": True,
         "properties": {"name": STRING, "binary": STRING, "installed": {"type": "boolean"}},
+    },
+    "McpTool": {
+        "type": "object",
+        "required": ["name", "description"],
+        "properties": {"name": STRING, "description": STRING},
+    },
+    "McpToolResult": {
+        "type": "object",
+        "required": ["result"],
+        "properties": {"result": {"nullable": True}},
     },
     "InstallResult": {
         "type": "object",

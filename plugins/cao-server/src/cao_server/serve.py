@@ -1,9 +1,8 @@
 """``cao server`` (and the ``cao-server`` script): bind, tell the kernel its real address, serve.
 
 The listening socket is bound before anything else so ``--port 0`` resolves to a real port, and that
-address goes into the kernel's settings (``CAO_API_HOST``/``CAO_API_PORT``) before the kernel starts:
-terminals and their MCP servers are told where to call back. (Upstream changes only the listener, so
-agents keep calling 9889.) Heavy imports happen inside the command, never at import time.
+address is given to the kernel before it starts (``address.advertise``): terminals and their MCP servers
+are told where to call back. Heavy imports happen inside the command, never at import time.
 """
 
 from __future__ import annotations
@@ -11,12 +10,12 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
-from .settings import DEFAULT_HOST, DEFAULT_PORT, advertised_host, base_url, home_dir, is_loopback
+from .settings import DEFAULT_HOST, DEFAULT_PORT, base_url, home_dir, is_loopback
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 # Upstream-style query strings carry the message text: let a request line hold a full 1 MiB message
@@ -160,6 +159,7 @@ def server_command(ctx: click.Context, host: str | None, port: int | None, log_l
     """Run the cao HTTP server (127.0.0.1:9889 by default)."""
     from cao_hookspecs.cli import kernel_from_context
 
+    from .address import advertise
     from .api_token import ensure_token, token_path
     from .app import create_app
     from .settings import ServerSettings
@@ -174,9 +174,7 @@ def server_command(ctx: click.Context, host: str | None, port: int | None, log_l
     try:
         bound_port = sock.getsockname()[1]
         # Before the kernel starts: every terminal it creates is told this address.
-        if isinstance(settings, MutableMapping):
-            settings["CAO_API_HOST"] = advertised_host(host)
-            settings["CAO_API_PORT"] = str(bound_port)
+        advertise(kernel, host, bound_port)
         home = home_dir(env, kernel)
         try:
             token = ensure_token(home)

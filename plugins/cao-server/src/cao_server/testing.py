@@ -113,14 +113,12 @@ def _app_for(
     extra_routes: Iterable[RouteSpec],
     settings: Mapping[str, Any] | None,
 ) -> tuple[Starlette, ServerSettings]:
+    from .address import advertise
     from .app import create_app
-    from .settings import advertised_host
 
     port = sock.getsockname()[1]
+    advertise(kernel, host, port)
     kernel_settings = getattr(kernel, "settings", None)
-    if isinstance(kernel_settings, dict):
-        kernel_settings["CAO_API_HOST"] = advertised_host(host)
-        kernel_settings["CAO_API_PORT"] = str(port)
     source = settings if settings is not None else (kernel_settings or {})
     server_settings = ServerSettings.from_settings(source, host=host, port=port, token=token)
     return create_app(kernel, settings=server_settings, extra_routes=extra_routes), server_settings

@@ -1,17 +1,19 @@
 """The JSON form of cao's records on the wire, both ways: the server writes it, the client reads it back.
 
+One cattrs converter does the work; the hooks below say only where the wire differs from the records.
 Field names follow upstream where upstream has the field (a message's text is ``message`` and its
 state ``status``; times are ISO 8601 strings in UTC); fields upstream lacks are added, never renamed.
+cattrs is imported on first use, so importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import enum
+import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import attrs
 from cao_hookspecs import (
     AgentProfile,
     DelegationResult,
@@ -20,6 +22,9 @@ from cao_hookspecs import (
     StatusReport,
     Terminal,
 )
+
+if TYPE_CHECKING:
+    import cattrs
 
 
 def iso(ts: float | None) -> str | None:
@@ -41,26 +46,62 @@ def from_iso(value: Any) -> float | None:
     return parsed.timestamp()
 
 
+def _iso_if_set(ts: float) -> str | None:
+    # Records use 0.0 for "never"; the wire says null.
+    return iso(ts) if ts else None
+
+
+def _time_or_zero(value: Any, _: Any) -> float:
+    return from_iso(value) or 0.0
+
+
+def _time_or_none(value: Any, _: Any) -> float | None:
+    return from_iso(value)
+
+
+# Leaf types JSON (or the converter) already handles; anything else goes out as its text.
+_PLAIN = (str, int, float, bool, type(None), enum.Enum, Mapping, list, tuple, set, frozenset, _dt.date, _dt.time)
+
+
+@functools.cache
+def converter() -> cattrs.Converter:
+    """The converter, with the wire's shape of each record registered."""
+    import attrs
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+    from cattrs.preconf.json import make_converter
+
+    conv = make_converter()
+    conv.register_unstructure_hook(enum.Enum, lambda member: member.value)
+    conv.register_unstructure_hook(_dt.time, lambda value: value.isoformat())
+    conv.register_unstructure_hook_func(
+        lambda cls: isinstance(cls, type) and cls not in (Any, object)
+        and not (issubclass(cls, _PLAIN) or attrs.has(cls)), str
+    )
+
+    def both(cls: type, **fields: Any) -> None:
+        conv.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, conv, **fields))
+        conv.register_structure_hook(cls, make_dict_structure_fn(cls, conv, **fields))
+
+    both(Terminal, created_at=override(unstruct_hook=_iso_if_set, struct_hook=_time_or_zero))
+    both(StatusReport, since=override(unstruct_hook=iso, struct_hook=_time_or_none))
+    both(
+        Message,
+        body=override(rename="message"),
+        state=override(rename="status"),
+        created_at=override(unstruct_hook=iso, struct_hook=_time_or_zero),
+        updated_at=override(unstruct_hook=_iso_if_set, struct_hook=_time_or_zero),
+        not_before=override(unstruct_hook=iso, struct_hook=_time_or_none),
+    )
+    return conv
+
+
 def jsonable(value: Any) -> Any:
     """Turn a value from a record (mappings, tuples, enums, YAML dates...) into plain JSON data."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value)
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if attrs.has(type(value)):
-        return {f.name: jsonable(getattr(value, f.name)) for f in attrs.fields(type(value))}
-    return str(value)
+    return converter().unstructure(value)
 
 
-def _fields_of(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in attrs.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
+def _without_nones(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None}
 
 
 # -- terminals and sessions ------------------------------------------------------------------------
@@ -68,79 +109,45 @@ def _fields_of(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
 
 def terminal_json(terminal: Terminal, report: StatusReport | None = None) -> dict[str, Any]:
     """A terminal as upstream's ``Terminal`` model, plus its session row keys and our own fields."""
-    status = report.status if report is not None else terminal.status
+    data = converter().unstructure(terminal)
+    if report is not None:
+        data["status"] = report.status.value
     last = max(terminal.created_at, report.since or 0.0) if report is not None else terminal.created_at
-    return {
-        "id": terminal.id,
-        "name": terminal.name,
-        "provider": terminal.provider,
-        "session_name": terminal.session_name,
-        "agent_profile": terminal.agent_profile,
-        "caller_id": terminal.caller_id,
-        "allowed_tools": list(terminal.allowed_tools) if terminal.allowed_tools is not None else None,
-        "status": status.value,
-        "last_active": iso(last) if last else None,
-        "working_directory": terminal.working_directory,
-        "created_at": iso(terminal.created_at) if terminal.created_at else None,
-        "backend": terminal.backend,
-        "tmux_session": terminal.session_name,
-        "tmux_window": terminal.name,
-    }
+    data["last_active"] = iso(last) if last else None
+    data["tmux_session"] = terminal.session_name
+    data["tmux_window"] = terminal.name
+    return data
 
 
 def terminal_from_json(data: Mapping[str, Any]) -> Terminal:
-    return Terminal(
-        id=data["id"],
-        name=data.get("name") or data.get("tmux_window") or "",
-        session_name=data.get("session_name") or data.get("tmux_session") or "",
-        provider=data.get("provider") or "",
-        agent_profile=data.get("agent_profile") or "",
-        working_directory=data.get("working_directory"),
-        caller_id=data.get("caller_id"),
-        allowed_tools=data.get("allowed_tools"),
-        created_at=from_iso(data.get("created_at")) or 0.0,
-        status=data.get("status") or "unknown",
-        backend=data.get("backend") or "tmux",
-    )
+    # Upstream's clients may send only the tmux names.
+    data = {"provider": "", "agent_profile": "", **_without_nones(data),
+            "name": data.get("name") or data.get("tmux_window") or "",
+            "session_name": data.get("session_name") or data.get("tmux_session") or ""}
+    return converter().structure(data, Terminal)
 
 
 def session_json(info: SessionInfo, terminals: list[Terminal] | None = None) -> dict[str, Any]:
     """A session as upstream lists it: ``id`` and ``name`` are both the session name; ``agent_profile``
     is its first terminal's profile (upstream's CLI treats the first terminal as the conductor)."""
     first = terminals[0] if terminals else None
-    return {
-        "id": info.name,
-        "name": info.name,
-        "status": info.status,
-        "working_directory": info.working_directory,
-        "agent_profile": first.agent_profile if first is not None else None,
-    }
+    return {"id": info.name, **converter().unstructure(info),
+            "agent_profile": first.agent_profile if first is not None else None}
 
 
 def session_from_json(data: Mapping[str, Any]) -> SessionInfo:
-    return SessionInfo(
-        name=data["name"],
-        status=data.get("status") or "detached",
-        working_directory=data.get("working_directory"),
-    )
+    return converter().structure(_without_nones(data), SessionInfo)
 
 
 # -- status ----------------------------------------------------------------------------------------
 
 
 def report_json(terminal_id: str, report: StatusReport) -> dict[str, Any]:
-    return {
-        "terminal_id": terminal_id,
-        "status": report.status.value,
-        "evidence": report.evidence,
-        "since": iso(report.since),
-    }
+    return {"terminal_id": terminal_id, **converter().unstructure(report)}
 
 
 def report_from_json(data: Mapping[str, Any]) -> StatusReport:
-    return StatusReport(
-        status=data["status"], evidence=data.get("evidence") or "", since=from_iso(data.get("since"))
-    )
+    return converter().structure(_without_nones(data), StatusReport)
 
 
 # -- messages --------------------------------------------------------------------------------------
@@ -148,70 +155,35 @@ def report_from_json(data: Mapping[str, Any]) -> StatusReport:
 
 def message_json(message: Message) -> dict[str, Any]:
     """Upstream's inbox row (``message`` is the text, ``status`` the state) plus delivery details."""
-    return {
-        "id": message.id,
-        "sender_id": message.sender_id,
-        "receiver_id": message.receiver_id,
-        "message": message.body,
-        "status": message.state.value,
-        "created_at": iso(message.created_at),
-        "updated_at": iso(message.updated_at) if message.updated_at else None,
-        "orchestration_type": message.orchestration_type.value,
-        "attempts": message.attempts,
-        "last_error": message.last_error,
-        "idempotency_key": message.idempotency_key,
-        "not_before": iso(message.not_before),
-    }
+    return converter().unstructure(message)
 
 
 def message_from_json(data: Mapping[str, Any]) -> Message:
-    return Message(
-        id=int(data["id"]),
-        sender_id=data["sender_id"],
-        receiver_id=data["receiver_id"],
-        body=data["message"],
-        state=data["status"],
-        created_at=from_iso(data.get("created_at")) or 0.0,
-        updated_at=from_iso(data.get("updated_at")) or 0.0,
-        orchestration_type=data.get("orchestration_type") or "send_message",
-        attempts=int(data.get("attempts") or 0),
-        last_error=data.get("last_error"),
-        idempotency_key=data.get("idempotency_key"),
-        not_before=from_iso(data.get("not_before")),
-    )
+    return converter().structure(_without_nones(data), Message)
 
 
 # -- orchestration and profiles --------------------------------------------------------------------
 
 
 def delegation_json(result: DelegationResult) -> dict[str, Any]:
-    return {
-        "kind": result.kind.value,
-        "success": result.success,
-        "message": result.message,
-        "agent_profile": result.agent_profile,
-        "caller_id": result.caller_id,
-        "terminal_id": result.terminal_id,
-        "output": result.output,
-        "duration": result.duration,
-    }
+    return converter().unstructure(result)
 
 
 def delegation_from_json(data: Mapping[str, Any]) -> DelegationResult:
-    return DelegationResult(**_fields_of(DelegationResult, data))
+    return converter().structure(_without_nones(data), DelegationResult)
 
 
 def profile_json(profile: AgentProfile) -> dict[str, Any]:
     """A parsed profile with unset (None) fields dropped, as upstream returns it."""
-    out = {f.name: jsonable(getattr(profile, f.name)) for f in attrs.fields(AgentProfile)}
-    return {k: v for k, v in out.items() if v is not None}
+    return _without_nones(converter().unstructure(profile))
 
 
 def profile_from_json(data: Mapping[str, Any]) -> AgentProfile:
-    return AgentProfile(**_fields_of(AgentProfile, data))
+    return converter().structure(data, AgentProfile)
 
 
 __all__ = [
+    "converter",
     "delegation_from_json",
     "delegation_json",
     "from_iso",

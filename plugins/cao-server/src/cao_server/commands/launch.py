@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import click
+from cao_hookspecs import CreateTerminalRequest
 
 from ._waiting import DEFAULT_TIMEOUT
 
@@ -73,10 +74,9 @@ def launch(
         from ._waiting import progress
 
         async with progress(f"starting {agent}"):
-            terminal = await api.create_session(
-                agent, provider=provider, session_name=session_name, working_directory=workdir,
-                allowed_tools=list(allowed_tools) or None, yolo=yolo, env=env,
-            )
+            terminal = await api.create_session(CreateTerminalRequest(
+                agent_profile=agent, provider=provider, session_name=session_name, working_directory=workdir,
+                allowed_tools=list(allowed_tools) or None, yolo=yolo, env=env))
         click.echo(f"Session created: {terminal.session_name}")
         click.echo(f"Terminal created: {terminal.name}")
         outcome["terminal"] = terminal

@@ -1,0 +1,547 @@
+"""The terminals service: sessions and terminals, created, read, typed into, exited, deleted, re-adopted.
+
+It owns the terminals a kernel knows (``LiveTerminal``: record, provider, status tracker), the backend
+they run on, their MCP readiness gates and the native signal channel. Blocking backend calls run on the
+kernel's I/O pool, never on the event loop; screen changes are pushed by the backend (``ScreenWatch``).
+
+The delivery engine sees terminals through the narrow ``Receivers`` protocol this service implements
+(``get``, ``can_receive``, ``refusal``, ``deliver``, ``history``) and hears about them through a
+``ReceiverListener``: a status change, a gate that opened or failed, a terminal that was removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import time
+from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from cao_hookspecs import (
+    AgentProfile,
+    CreateTerminalRequest,
+    DeliveryReceipt,
+    LaunchContext,
+    Message,
+    ProviderSpec,
+    SessionInfo,
+    StatusReport,
+    Terminal,
+    TerminalLaunch,
+    TerminalStatus,
+)
+
+from . import launching, validate
+from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout
+from .live import LiveTerminal
+from .readiness import Gates, McpGate, connect_timeout
+from .screen_watch import ScreenWatch
+from .signal_channel import NativeSignal, SignalChannel, open_channel, report_of
+from .status import StatusTracker
+
+if TYPE_CHECKING:
+    from cao_hookspecs import TerminalBackend
+
+    from .home import CaoHome
+    from .hooks import Hooks
+    from .iopool import IoPool
+    from .registry import Registry
+
+log = logging.getLogger(__name__)
+
+DEFAULT_INIT_TIMEOUT = 60.0
+HISTORY_STEPS = (200, 1000, 5000, -1)
+# The longest an answer read waits for the screen to show a turn end the CLI already reported.
+NATIVE_DRAW_WAIT = 1.0
+# How long an answer of a completed turn may take to appear on screen before it counts as missing.
+ANSWER_DRAW_WAIT = 2.0
+
+
+class ReceiverListener(Protocol):
+    """What the delivery engine hears from the terminals service."""
+
+    def status_changed(self, terminal_id: str) -> None:
+        """The terminal's status changed (it may be ready for its next message)."""
+
+    def kick(self, terminal_id: str) -> None:
+        """Something else changed that may let the terminal take a message now (start-up, its gate)."""
+
+    async def receiver_gone(self, terminal_id: str) -> None:
+        """The terminal was deleted: what waits for it can never arrive."""
+
+
+class Terminals:
+    """Every terminal of one kernel. Lives on the kernel's event loop."""
+
+    def __init__(
+        self, *, backend: TerminalBackend, io: IoPool, hooks: Hooks, registry: Registry,
+        load_profile: Callable[[str], AgentProfile], settings: Mapping[str, Any], home: CaoHome,
+    ) -> None:
+        self.backend = backend
+        self._io = io
+        self._hooks = hooks
+        self._registry = registry
+        self._load_profile = load_profile
+        self._settings = settings
+        self._home = home
+        self._live: dict[str, LiveTerminal] = {}
+        self._gates = Gates(settings, lambda: registry.mcp_servers, lambda: registry.routes)
+        self._watch = ScreenWatch(self._live, backend, io, hooks)
+        self._listener: ReceiverListener | None = None
+        self._signals: SignalChannel | None = None
+
+    def listen(self, listener: ReceiverListener) -> None:
+        self._listener = listener
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def open_signals(self) -> None:
+        """Open the native signal channel (before re-adopting: the terminals' hooks name its socket)."""
+        self._signals = open_channel(self._settings, self._registry.providers.values(), Path(self._home.runtime),
+                                     self._on_signal)
+
+    def _on_signal(self, signal: NativeSignal) -> None:
+        live = self._live.get(signal.terminal_id)
+        report = report_of(live.provider if live is not None else None, signal)
+        if live is not None and report is not None:
+            live.tracker.native(report)
+
+    async def aclose(self) -> None:
+        """Stop watching terminals (they keep running for the next kernel) and release the backend."""
+        signals, self._signals = self._signals, None
+        if signals is not None:
+            signals.close()
+        for live in self._live.values():
+            live.tracker.detach()
+        refreshing = [live.refresh_task for live in self._live.values() if live.refresh_task is not None]
+        for task in refreshing:
+            task.cancel()
+        await asyncio.gather(*refreshing, return_exceptions=True)
+        self._live.clear()
+        await self._io.run(self.backend.close)
+
+    # -- lookup (also the delivery engine's ``Receivers``) -----------------------------------------
+
+    def get(self, terminal_id: str) -> LiveTerminal | None:
+        """The terminal, or None when this kernel does not know it."""
+        return self._live.get(terminal_id)
+
+    def live(self, terminal_id: str) -> LiveTerminal:
+        """The terminal; ``InvalidInput`` for a malformed id, ``NotFound`` for an unknown one."""
+        validate.terminal_id(terminal_id)
+        live = self._live.get(terminal_id)
+        if live is None:
+            raise NotFound(f"terminal {terminal_id} not found")
+        return live
+
+    def can_receive(self, terminal_id: str) -> bool:
+        """Whether the terminal has finished starting and its MCP readiness gate (if any) is open."""
+        live = self._live.get(terminal_id)
+        return live is not None and not live.starting and self._gates.ready(terminal_id)
+
+    def refusal(self, terminal_id: str) -> CaoError | None:
+        """Why the terminal can never take messages (its MCP server did not connect in time), if so."""
+        return self._gates.failure(terminal_id)
+
+    async def deliver(self, live: LiveTerminal, message: Message) -> DeliveryReceipt | None:
+        """Type a message into the terminal through ``cao_deliver_message`` (exceptions propagate)."""
+        live.tracker.note_input()
+        try:
+            receipt = await self._io.run(self._hooks.deliver_message, live.terminal(), message, live.provider,
+                                         self.backend)
+            if receipt is None:
+                raise RuntimeError("no delivery plugin took the message")
+        except Exception:
+            live.tracker.abort_input()
+            raise
+        live.tracker.input_sent()  # the settle window counts from the last Enter, not from before the paste
+        return receipt
+
+    async def history(self, terminal_id: str) -> str:
+        """Everything the terminal has shown: screen and whole scrollback."""
+        return await self._io.run(self.backend.capture, terminal_id, history=-1)
+
+    # -- creation ---------------------------------------------------------------------------------
+
+    async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        """Create a session with one terminal running ``request.agent_profile``."""
+        name = (validate.session_name(request.session_name) if request.session_name
+                else f"{validate.SESSION_PREFIX}{secrets.token_hex(4)}")
+        if name in await self._session_names():
+            raise Conflict(f"session {name!r} already exists")
+        request = self._hooks.before("cao_before_session_create", _evolve(request, session_name=name, caller_id=None))
+        terminal = await self._create(request, new_session=True, wait_ready=wait_ready)
+        info = SessionInfo(name=terminal.session_name, status="detached", working_directory=terminal.working_directory)
+        self._hooks.after("cao_after_session_created", session=info, terminal=terminal)
+        return terminal
+
+    async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+        """Add a terminal to the existing session ``request.session_name``."""
+        if request.session_name is None:
+            raise InvalidInput("a new terminal needs the name of the session it joins")
+        name = validate.session_name(request.session_name)
+        if name not in await self._session_names():
+            raise NotFound(f"session {name!r} not found")
+        if request.caller_id is not None:
+            self.live(request.caller_id)
+        return await self._create(_evolve(request, session_name=name), new_session=False, wait_ready=wait_ready)
+
+    async def _session_names(self) -> set[str]:
+        return {s.name for s in await self._io.run(self.backend.list_sessions)}
+
+    def _resolve_provider(self, request: CreateTerminalRequest, profile: AgentProfile) -> ProviderSpec:
+        from cao_hookspecs.defaults import DEFAULT_PROVIDER, PROVIDER_SETTING
+
+        name = request.provider or profile.provider or self._settings.get(PROVIDER_SETTING) or DEFAULT_PROVIDER
+        return self._registry.provider(name)
+
+    def _advertised_env(self) -> dict[str, str]:
+        return launching.advertised_env(self._settings, self._registry.mcp_servers.values())
+
+    async def _create(self, request: CreateTerminalRequest, *, new_session: bool, wait_ready: bool) -> Terminal:
+        request = self._hooks.before("cao_before_terminal_create", request)
+        assert request.session_name is not None
+        profile = self._load_profile(validate.profile_name(request.agent_profile))
+        provider = self._resolve_provider(request, profile)
+        gate_plan = self._gates.plan(profile)
+        workdir = validate.working_directory(request.working_directory)
+        model = validate.model(request.model or profile.model)
+        extra_env = validate.env(request.env)
+        terminal_id = launching.new_terminal_id()
+        record = Terminal(
+            id=terminal_id,
+            name=f"{profile.name}-{secrets.token_hex(2)}",
+            session_name=request.session_name,
+            provider=provider.name,
+            agent_profile=profile.name,
+            working_directory=workdir,
+            caller_id=request.caller_id,
+            allowed_tools=request.allowed_tools if request.allowed_tools is not None else profile.allowed_tools,
+            created_at=time.time(),
+            backend=self.backend.name,
+        )
+        runtime_dir = self._home.runtime / "terminals" / terminal_id
+        # The native signal command and socket, for providers that write them into the CLI's hooks.
+        extra_env = {**extra_env, **self._signal_env(provider, terminal_id)}
+        advertised = self._advertised_env()
+        identity = {launching.TERMINAL_ID_VARIABLE: terminal_id, launching.HOME_VARIABLE: str(self._home.root),
+                    **advertised}
+        ctx = LaunchContext(
+            terminal=record, profile=profile, working_directory=workdir, runtime_dir=str(runtime_dir),
+            mcp_servers=launching.mcp_servers(profile, identity, self._registry.mcp_servers.values()), model=model,
+            allowed_tools=record.allowed_tools, yolo=request.yolo, env=extra_env,
+        )
+        try:
+            plan = provider.launch(ctx)
+        except CaoError:
+            raise
+        except Exception as exc:
+            raise InvalidInput(f"provider {provider.name!r} cannot launch profile {profile.name!r}: {exc}") from exc
+        await self._io.run(launching.write_runtime_files, runtime_dir, plan.files)
+        launch = TerminalLaunch(
+            terminal_id=terminal_id,
+            session_name=record.session_name,
+            window_name=record.name,
+            working_directory=workdir,
+            argv=plan.argv,
+            env={**advertised, launching.HOME_VARIABLE: str(self._home.root), **extra_env, **plan.env,
+                 launching.TERMINAL_ID_VARIABLE: terminal_id},
+            metadata=launching.metadata_of(record),
+        )
+        live = self._track(record, provider)
+        if gate_plan is not None:
+            # Before the agent starts: its MCP client may report in before the agent is ready.
+            server_name, route = gate_plan
+            self._gates.add(McpGate(terminal_id, server_name, connect_timeout(self._settings),
+                                    describe=f"{provider.name}, profile {profile.name}", route=route))
+        try:
+            await self._io.run(self.backend.create_terminal, launch)
+            await self._io.run(self.backend.watch, terminal_id, self._watch.on_event)
+            self._watch.refresh(live)
+            if wait_ready:
+                await self._wait_started(live, profile)
+            else:
+                asyncio.ensure_future(self._wait_started(live, profile, background=True))
+        except BaseException:
+            await self._discard(live, kill_session=new_session)
+            raise
+        self._hooks.after("cao_after_terminal_created", terminal=live.terminal())
+        return live.terminal()
+
+    def _signal_env(self, provider: ProviderSpec, terminal_id: str) -> dict[str, str]:
+        """Variables for a new terminal whose provider maps native signals ({} otherwise)."""
+        if provider.native_signal is None:
+            return {}
+        if self._signals is None:
+            # The provider was registered after the kernel started: open the channel now.
+            self.open_signals()
+        return self._signals.env(terminal_id) if self._signals is not None else {}
+
+    def _track(self, record: Terminal, provider: ProviderSpec | None) -> LiveTerminal:
+        live: LiveTerminal
+        tracker = StatusTracker(record.id, on_change=lambda old, new: self._status_changed(live, old, new),
+                                input_settle=float(self._settings.get("CAO_INPUT_SETTLE") or 2.0),
+                                answer_of=launching.answer_reader(provider))
+        live = LiveTerminal(record=record, provider=provider, tracker=tracker,
+                            started=asyncio.get_running_loop().create_future())
+        self._live[record.id] = live
+        return live
+
+    def _status_changed(self, live: LiveTerminal, old: StatusReport, new: StatusReport) -> None:
+        self._hooks.after("cao_after_status_changed", terminal=live.terminal(), old=old, new=new)
+        if self._listener is not None and live.id in self._live:
+            self._listener.status_changed(live.id)
+
+    async def _wait_started(self, live: LiveTerminal, profile: AgentProfile, *, background: bool = False) -> None:
+        """Wait until the agent can act on a task; resolve ``live.started`` either way.
+
+        That is: its provider reports it ready and, when it has an MCP readiness gate, its cao MCP server
+        has reported in (``cao_kernel.readiness``; the gate's own bounded wait starts when the provider is
+        ready). In the background (deferred start-up) a failure is only recorded on ``live.started``, for
+        whoever waits on it (assign reports it to its caller).
+        """
+        assert live.started is not None
+        timeout = float(profile.provider_init_timeout or self._settings.get("CAO_PROVIDER_INIT_TIMEOUT")
+                        or DEFAULT_INIT_TIMEOUT)
+        error: CaoError | None = None
+        try:
+            await live.tracker.wait_for({TerminalStatus.IDLE, TerminalStatus.COMPLETED}, timeout)
+        except AgentFailed:
+            error = AgentFailed(
+                f"{live.record.provider} failed to start in terminal {live.id}: {live.tracker.report.evidence}"
+                f"\n--- last screen ---\n{live.tracker.screen.rstrip()}"
+            )
+        except Timeout:
+            error = Timeout(
+                f"{live.record.provider} did not become ready within {timeout:g} s in terminal {live.id} "
+                f"(status {live.tracker.status.value})\n--- last screen ---\n{live.tracker.screen.rstrip()}"
+            )
+        if error is None:
+            live.starting = False
+            gate = self._gates.get(live.id)
+            if gate is not None:
+                gate.arm(self._gate_expired)
+                try:
+                    await gate.wait()
+                except CaoError as exc:  # it did not connect in time, or the terminal was deleted meanwhile
+                    error = exc
+        if not live.started.done():
+            if error is None:
+                live.started.set_result(None)
+            else:
+                live.started.set_exception(error)
+                live.started.exception()  # mark retrieved: a deferred failure is reported, not leaked
+        if error is not None:
+            if background:
+                return
+            raise error
+        if self._listener is not None:
+            self._listener.kick(live.id)
+
+    async def _discard(self, live: LiveTerminal, *, kill_session: bool) -> None:
+        """Undo a creation that failed part-way: nothing may be left behind."""
+        self._live.pop(live.id, None)
+        self._gates.discard(live.id)
+        try:
+            await self._io.run(self.backend.unwatch, live.id)
+            if kill_session:
+                await self._io.run(self.backend.kill_session, live.record.session_name)
+            else:
+                await self._io.run(self.backend.kill_terminal, live.id)
+        except Exception:  # noqa: BLE001
+            log.exception("cleaning up terminal %s failed", live.id)
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    async def get_terminal(self, terminal_id: str) -> Terminal:
+        return self.live(terminal_id).terminal()
+
+    async def get_status(self, terminal_id: str) -> StatusReport:
+        return self.live(terminal_id).tracker.report
+
+    async def wait_for_status(
+        self, terminal_id: str, statuses: Collection[TerminalStatus], timeout: float
+    ) -> StatusReport:
+        live = self.live(terminal_id)
+        return await live.tracker.wait_for(statuses, timeout, fail_on_error=TerminalStatus.ERROR not in statuses)
+
+    async def get_output(self, terminal_id: str, mode: str = "full") -> str:
+        """``full``: screen plus scrollback; ``last``: the agent's last answer, extracted by its provider."""
+        live = self.live(terminal_id)
+        if mode == "full":
+            return await self.history(terminal_id)
+        if mode != "last":
+            raise InvalidInput(f"invalid output mode {mode!r}: use 'full' or 'last'")
+        if live.provider is None:
+            raise Conflict(f"terminal {terminal_id} has no known provider to extract its answer")
+        # A turn's end reported natively can precede the last of its drawing by a few milliseconds.
+        await live.tracker.screen_caught_up(NATIVE_DRAW_WAIT)
+        deadline = time.monotonic() + ANSWER_DRAW_WAIT
+        while True:
+            for lines in HISTORY_STEPS:
+                text = await self._io.run(self.backend.capture, terminal_id, history=lines)
+                try:
+                    return live.provider.extract_last_message(text)
+                except ValueError:
+                    continue
+            # A turn just reported completed may still be drawing its answer (a loaded machine, a
+            # native signal ahead of the screen): look again for a moment before saying there is none.
+            if live.tracker.report.status != TerminalStatus.COMPLETED or time.monotonic() >= deadline:
+                raise NotFound(f"no answer from the agent found in terminal {terminal_id}")
+            await asyncio.sleep(0.1)
+
+    async def working_directory(self, terminal_id: str) -> str | None:
+        self.live(terminal_id)
+        return await self._io.run(self.backend.working_directory, terminal_id)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await self._io.run(self.backend.list_sessions)
+
+    async def list_terminals(self, session_name: str) -> list[Terminal]:
+        name = validate.session_name(session_name)
+        return sorted(
+            (live.terminal() for live in self._live.values() if live.record.session_name == name),
+            key=lambda t: t.created_at,
+        )
+
+    async def get_session(self, session_name: str) -> tuple[SessionInfo, list[Terminal]]:
+        name = validate.session_name(session_name)
+        for info in await self.list_sessions():
+            if info.name == name:
+                return info, await self.list_terminals(name)
+        raise NotFound(f"session {name!r} not found")
+
+    # -- input ------------------------------------------------------------------------------------
+
+    async def send_input(self, terminal_id: str, text: str) -> None:
+        """Type ``text`` into the terminal as one input and submit it."""
+        live = self.live(terminal_id)
+        validate.input_text(text)
+        if live.tracker.failed_for_good:
+            # The agent is gone; typing would reach a dead pane or a bare shell. An error the agent
+            # itself reported (it is still running) does not block input.
+            raise Conflict(f"terminal {terminal_id} is in error ({live.tracker.report.evidence}); input refused")
+        await self._type(live, text)
+
+    async def _type(self, live: LiveTerminal, text: str) -> None:
+        caps = live.provider.capabilities if live.provider else None
+        live.tracker.note_input()
+        try:
+            await self._io.run(
+                self.backend.send_text, live.id, text,
+                enter_count=caps.enter_count if caps else 1, submit_delay=caps.submit_delay if caps else 0.0,
+            )
+        except BaseException:
+            live.tracker.abort_input()
+            raise
+        # The settle window counts from here: the paste and a provider's submit delay are behind us.
+        live.tracker.input_sent()
+
+    async def send_keys(self, terminal_id: str, key: str) -> None:
+        live = self.live(terminal_id)
+        await self._io.run(self.backend.send_keys, live.id, [validate.key(key)])
+
+    async def exit_terminal(self, terminal_id: str) -> None:
+        """Ask the agent CLI to quit with its provider's exit command."""
+        live = self.live(terminal_id)
+        command = live.provider.exit_command if live.provider else "exit"
+        if re.match(r"^[CM]-", command):
+            await self._io.run(self.backend.send_keys, live.id, [command])
+        elif live.tracker.failed_for_good:
+            raise Conflict(f"terminal {terminal_id} has no running agent ({live.tracker.report.evidence}); "
+                           "delete it instead")
+        else:
+            await self._type(live, command)
+
+    # -- deletion ---------------------------------------------------------------------------------
+
+    async def delete_terminal(self, terminal_id: str) -> None:
+        live = self.live(terminal_id)
+        await self._io.run(self.backend.unwatch, terminal_id)
+        await self._io.run(self.backend.kill_terminal, terminal_id)
+        await self._removed(live)
+
+    async def delete_session(self, session_name: str) -> list[str]:
+        name = validate.session_name(session_name)
+        if name not in {s.name for s in await self.list_sessions()}:
+            raise NotFound(f"session {name!r} not found")
+        members = [live for live in self._live.values() if live.record.session_name == name]
+        for live in members:
+            await self._io.run(self.backend.unwatch, live.id)
+        await self._io.run(self.backend.kill_session, name)
+        for live in members:
+            await self._removed(live)
+        ids = [live.id for live in members]
+        self._hooks.after("cao_after_session_killed", session_name=name, terminal_ids=ids)
+        return ids
+
+    async def _removed(self, live: LiveTerminal) -> None:
+        """Forget a killed terminal, fail what waits for it, tell observers."""
+        self._live.pop(live.id, None)
+        self._gates.discard(live.id)
+        live.tracker.close()
+        if live.refresh_task is not None:
+            live.refresh_task.cancel()
+        if self._listener is not None:
+            await self._listener.receiver_gone(live.id)
+        self._hooks.after("cao_after_terminal_killed", terminal=live.terminal())
+
+    # -- MCP readiness gate -----------------------------------------------------------------------
+
+    async def mcp_connected(self, terminal_id: str) -> None:
+        """The terminal's MCP client has connected and listed cao's tools: open its readiness gate and
+        deliver what waits in its inbox. A terminal without a gate (or already open) is left as it is."""
+        live = self.live(terminal_id)
+        gate = self._gates.get(terminal_id)
+        if gate is None or gate.open:
+            return
+        settle = live.provider.capabilities.mcp_settle if live.provider else 0.0
+        if settle > 0:
+            await asyncio.sleep(settle)
+        if self._gates.get(terminal_id) is not gate or not gate.connect():
+            return
+        log.info("terminal %s: its MCP server %r connected", terminal_id, gate.server_name)
+        if self._listener is not None and not live.starting:
+            self._listener.kick(terminal_id)
+
+    def _gate_expired(self, gate: McpGate) -> None:
+        error = gate.fail()
+        log.warning("%s", error)
+        if self._listener is not None and self._gates.get(gate.terminal_id) is gate:
+            self._listener.kick(gate.terminal_id)  # refuses what waits in its inbox, naming the reason
+
+    # -- re-adoption ------------------------------------------------------------------------------
+
+    async def adopt_all(self) -> None:
+        """Take over terminals a previous kernel created (they carry their record in backend metadata)."""
+        infos = await self._io.run(self.backend.list_terminals)
+        for info in infos:
+            if info.terminal_id in self._live:
+                continue
+            record = launching.record_from(info, self.backend.name)
+            provider = self._registry.providers.get(record.provider)
+            live = self._track(record, provider)
+            live.starting = False
+            assert live.started is not None
+            live.started.set_result(None)
+            if not info.alive:
+                live.tracker.fail(f"agent exited (status {info.exit_status})")
+                continue
+            try:
+                await self._io.run(self.backend.watch, info.terminal_id, self._watch.on_event)
+            except Exception as exc:  # noqa: BLE001
+                live.tracker.fail(f"cannot watch terminal: {exc}")
+                continue
+            self._watch.refresh(live)
+
+
+def _evolve(request: CreateTerminalRequest, **changes: Any) -> CreateTerminalRequest:
+    import attrs
+
+    return attrs.evolve(request, **changes)
+
+
+__all__ = ["ReceiverListener", "Terminals"]

@@ -1,0 +1,46 @@
+"""cao's MCP server as profiles ask for it and as this installation starts it: the plugin's
+``McpServerSpec``, which the kernel uses to rewrite profile entries and to gate new terminals."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cao_hookspecs import McpServerSpec
+
+SCRIPT = "cao-mcp-server"
+#: The route (``RouteSpec.name``) through which agents' MCP clients report in: cao's ``/mcp``.
+REPORT_ROUTE = "mcp"
+#: Where an agent's MCP server calls cao-server: the address the server plugin puts in these settings.
+SERVER_ADDRESS_SETTINGS = ("CAO_API_HOST", "CAO_API_PORT")
+
+
+def is_cao_mcp_entry(entry: Mapping[str, Any]) -> bool:
+    """Whether an ``mcpServers`` entry starts cao's own MCP server, in any of the forms profiles use:
+    ``cao-mcp-server`` by name or path, or upstream's ``uvx --from <source> cao-mcp-server``."""
+    command = str(entry.get("command") or "")
+    args = [str(a) for a in entry.get("args") or []]
+    if Path(command).name == SCRIPT:
+        return True
+    return Path(command).name in ("uvx", "uv") and SCRIPT in args
+
+
+def cao_mcp_command() -> tuple[str, tuple[str, ...]]:
+    """The command that runs this installation's MCP server, independent of PATH."""
+    script = Path(sys.executable).parent / SCRIPT
+    if script.exists():
+        return str(script), ()
+    return sys.executable, ("-m", "cao_mcp")
+
+
+def mcp_server_spec() -> McpServerSpec:
+    return McpServerSpec(
+        name="cao", matches=is_cao_mcp_entry, command=cao_mcp_command, env_settings=SERVER_ADDRESS_SETTINGS,
+        report_route=REPORT_ROUTE,
+        description="cao's own tools (handoff, assign, send_message...) for the agent in each terminal",
+    )
+
+
+__all__ = ["REPORT_ROUTE", "SCRIPT", "cao_mcp_command", "is_cao_mcp_entry", "mcp_server_spec"]
