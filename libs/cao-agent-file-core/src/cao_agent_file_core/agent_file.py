@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext
+from cao_hookspecs.names import PROFILE_NAME_RE, TERMINAL_ID_RE
 
 from .cli import ChatCli
 from .tools import agent_tools
@@ -30,8 +31,6 @@ __all__ = ["CAO_MCP_TIMEOUT_MS", "agent_config", "agent_folder", "agent_name", "
 #: 120 s); ``handoff`` blocks its call until the worker has finished, so cao's own server gets 20 minutes.
 CAO_MCP_TIMEOUT_MS = 1_200_000
 
-_PROFILE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
-_TERMINAL = re.compile(r"^[a-f0-9]{8}\Z")
 _SERVER = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
@@ -39,10 +38,10 @@ def agent_name(ctx: LaunchContext, cli: ChatCli) -> str:
     """``cao-<profile>-<terminal id>``: unique per terminal (each carries its own terminal id in its MCP
     servers' environment) and safe as a file name. Anything else in the profile name is refused."""
     profile = ctx.profile.name if ctx.profile is not None else ctx.terminal.agent_profile
-    if not isinstance(profile, str) or not _PROFILE.match(profile):
+    if not isinstance(profile, str) or not PROFILE_NAME_RE.match(profile):
         raise ValueError(f"agent profile name {profile!r} cannot name a {cli.short} agent file: use 1-64 letters, "
                          "digits, '_' or '-'")
-    if not _TERMINAL.match(ctx.terminal.id):
+    if not TERMINAL_ID_RE.match(ctx.terminal.id):
         raise ValueError(f"terminal id {ctx.terminal.id!r} is not 8 lowercase hex characters")
     return f"cao-{profile}-{ctx.terminal.id}"
 

@@ -9,11 +9,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from cao_hookspecs.errors import InvalidInput
+from cao_hookspecs.names import TERMINAL_ID_RE
 
 if TYPE_CHECKING:
     from cao_hookspecs import TerminalLaunch
 
-_TERMINAL_ID = re.compile(r"[0-9a-f]{8}\Z")
 # tmux silently rewrites '.' and ':' in session names, and '#' would be expanded as a format.
 _SESSION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,127}\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -26,7 +26,7 @@ MAX_SIZE = 10000
 
 def terminal_id(value: object) -> str:
     """An 8-lowercase-hex cao terminal id."""
-    if not isinstance(value, str) or not _TERMINAL_ID.match(value):
+    if not isinstance(value, str) or not TERMINAL_ID_RE.match(value):
         raise InvalidInput(f"invalid terminal id {value!r}: expected 8 lowercase hex characters")
     return value
 
