@@ -130,8 +130,8 @@ class Kernel:
             # Opening a store touches the disk: keep it off the event loop thread.
             store = await io.run(self._open_inbox_store)
             terminals = self.terminals = Terminals(
-                backend=backend, io=io, hooks=self.hooks, registry=self.registry, load_profile=self.profiles.load,
-                settings=self.settings, home=self.home,
+                backend=backend, io=io, hooks=self.hooks, registry=self.registry,
+                load_profile=self.profiles.load, settings=self.settings, home=self.home,
             )
             assigns = AssignWatch(self.hooks.after)
             delivery = self.delivery = DeliveryEngine(
@@ -154,14 +154,15 @@ class Kernel:
         spec = self.backends.get(name)
         if spec is None:
             known = ", ".join(sorted(self.backends)) or "none"
-            raise CaoError(f"no terminal backend {name!r} is installed (installed: {known}); install cao-{name}")
+            raise CaoError(
+                f"no terminal backend {name!r} is installed (installed: {known}); install cao-{name}")
         return spec.factory(self.runtime_context())
 
     def _open_inbox_store(self) -> Any:
         from cao_hookspecs.defaults import DEFAULT_INBOX_STORE, INBOX_STORE_SETTING
 
-        chosen = self.settings.get(INBOX_STORE_SETTING)
-        name = chosen or (DEFAULT_INBOX_STORE if DEFAULT_INBOX_STORE in self.inbox_stores else builtins.MEMORY_STORE)
+        default = DEFAULT_INBOX_STORE if DEFAULT_INBOX_STORE in self.inbox_stores else builtins.MEMORY_STORE
+        name = self.settings.get(INBOX_STORE_SETTING) or default
         spec = self.inbox_stores.get(str(name))
         if spec is None:
             known = ", ".join(sorted(self.inbox_stores)) or "none"
@@ -322,7 +323,7 @@ class Kernel:
     async def install_profile(
         self, source: str, *, provider: str | None = None, env: list[str] | None = None, **options: Any
     ) -> Any:
-        """Install a profile from a name, a ``.md`` path or an https URL (see ``cao_kernel.profiles.install``)."""
+        """Install a profile from a name, a ``.md`` path or an https URL (``cao_kernel.profiles.install``)."""
         return await self.profiles.install(source, provider=provider, env=env, **options)
 
     def provider_dirs(self) -> dict[str, list[str]]:

@@ -279,9 +279,9 @@ class Orchestration:
     ) -> Terminal:
         profile = self._load_profile(validate.profile_name(request.agent_profile))
         if caller is None:
-            return await self._terminals.create_session(
-                CreateTerminalRequest(agent_profile=request.agent_profile, working_directory=request.working_directory),
-                wait_ready=wait_ready)
+            return await self._terminals.create_session(CreateTerminalRequest(
+                agent_profile=request.agent_profile, working_directory=request.working_directory,
+            ), wait_ready=wait_ready)
         provider = profile.provider or caller.record.provider
         workdir = request.working_directory
         if workdir is None:

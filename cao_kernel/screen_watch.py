@@ -34,7 +34,9 @@ DIALOG_ATTEMPTS = 2
 class ScreenWatch:
     """Turns a backend's output events into status readings for the terminals in ``live``."""
 
-    def __init__(self, live: dict[str, LiveTerminal], backend: TerminalBackend, io: IoPool, hooks: Hooks) -> None:
+    def __init__(
+        self, live: dict[str, LiveTerminal], backend: TerminalBackend, io: IoPool, hooks: Hooks
+    ) -> None:
         self._live = live
         self._backend = backend
         self._io = io

@@ -51,7 +51,8 @@ STDIN_WAIT = 0.5
 STDIN_LIMIT = 1 << 20
 
 EVENT = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,63}")
-# cao_hookspecs.names.TERMINAL_ID_RE, restated: hooks run this file alone, with no site-packages to import from.
+# cao_hookspecs.names.TERMINAL_ID_RE, restated: hooks run this file alone, with no site-packages to
+# import it from.
 TERMINAL = re.compile(r"[0-9a-f]{8}")
 _KEY = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 

@@ -100,8 +100,8 @@ class Terminals:
 
     def open_signals(self) -> None:
         """Open the native signal channel (before re-adopting: the terminals' hooks name its socket)."""
-        self._signals = open_channel(self._settings, self._registry.providers.values(), Path(self._home.runtime),
-                                     self._on_signal)
+        providers = self._registry.providers.values()
+        self._signals = open_channel(self._settings, providers, Path(self._home.runtime), self._on_signal)
 
     def _on_signal(self, signal: NativeSignal) -> None:
         live = self._live.get(signal.terminal_id)
@@ -172,7 +172,8 @@ class Terminals:
                 else f"{validate.SESSION_PREFIX}{secrets.token_hex(4)}")
         if name in await self._session_names():
             raise Conflict(f"session {name!r} already exists")
-        request = self._hooks.before("cao_before_session_create", _evolve(request, session_name=name, caller_id=None))
+        request = _evolve(request, session_name=name, caller_id=None)
+        request = self._hooks.before("cao_before_session_create", request)
         terminal = await self._create(request, new_session=True, wait_ready=wait_ready)
         info = SessionInfo(name=terminal.session_name, status="detached", working_directory=terminal.working_directory)
         self._hooks.after("cao_after_session_created", session=info, terminal=terminal)
@@ -187,7 +188,8 @@ class Terminals:
             raise NotFound(f"session {name!r} not found")
         if request.caller_id is not None:
             self.live(request.caller_id)
-        return await self._create(_evolve(request, session_name=name), new_session=False, wait_ready=wait_ready)
+        request = _evolve(request, session_name=name)
+        return await self._create(request, new_session=False, wait_ready=wait_ready)
 
     async def _session_names(self) -> set[str]:
         return {s.name for s in await self._io.run(self.backend.list_sessions)}
@@ -227,12 +229,13 @@ class Terminals:
         # The native signal command and socket, for providers that write them into the CLI's hooks.
         extra_env = {**extra_env, **self._signal_env(provider, terminal_id)}
         advertised = self._advertised_env()
-        identity = {launching.TERMINAL_ID_VARIABLE: terminal_id, launching.HOME_VARIABLE: str(self._home.root),
-                    **advertised}
+        identity = {launching.TERMINAL_ID_VARIABLE: terminal_id,
+                    launching.HOME_VARIABLE: str(self._home.root), **advertised}
+        mcp_servers = launching.mcp_servers(profile, identity, self._registry.mcp_servers.values())
         ctx = LaunchContext(
             terminal=record, profile=profile, working_directory=workdir, runtime_dir=str(runtime_dir),
-            mcp_servers=launching.mcp_servers(profile, identity, self._registry.mcp_servers.values()), model=model,
-            allowed_tools=record.allowed_tools, yolo=request.yolo, env=extra_env,
+            mcp_servers=mcp_servers, model=model, allowed_tools=record.allowed_tools, yolo=request.yolo,
+            env=extra_env,
         )
         try:
             plan = provider.launch(ctx)

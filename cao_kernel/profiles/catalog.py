@@ -65,8 +65,8 @@ class ProfileCatalog:
         from .install import install
 
         return await asyncio.to_thread(
-            install, source, self._home, provider=provider, env=env or (), provider_dirs=self._provider_dirs(),
-            known_providers=self._known_providers(), **options,
+            install, source, self._home, provider=provider, env=env or (),
+            provider_dirs=self._provider_dirs(), known_providers=self._known_providers(), **options,
         )
 
 

@@ -373,16 +373,18 @@ class HttpKernel:
         """The server's plugin MCP tools; each tool's function runs in the server, as its caller."""
         from cao_hookspecs import McpToolSpec
 
+        rows = await self._call("GET", "/mcp-tools")
         return [McpToolSpec(name=row["name"], description=row["description"], factory=self._tool_factory(row["name"]))
-                for row in await self._call("GET", "/mcp-tools")]
+                for row in rows]
 
     def _tool_factory(self, name: str) -> Callable[[Any, str | None], Callable[..., Any]]:
         def factory(kernel: Any, caller_id: str | None) -> Callable[..., Any]:
             async def tool(**arguments: Any) -> Any:
                 if caller_id is None:
                     raise InvalidInput(f"the MCP tool {name!r} runs only for a caller with a terminal id")
-                data = await self._call("POST", f"/terminals/{_terminal_id(caller_id)}/mcp-tools/{quote(name, safe='')}",
-                                        json={"arguments": arguments}, timeout=max(self.timeout, CREATE_TIMEOUT))
+                path = f"/terminals/{_terminal_id(caller_id)}/mcp-tools/{quote(name, safe='')}"
+                data = await self._call("POST", path, json={"arguments": arguments},
+                                        timeout=max(self.timeout, CREATE_TIMEOUT))
                 return data["result"]
 
             tool.__name__ = name

@@ -169,9 +169,8 @@ async def create_session(ctx: Context, call: Call) -> Any:
     initial = args["initial_message"]
     if initial is not None and not initial.strip():
         raise InvalidInput("initial_message must not be empty")
-    terminal = await ctx.kernel.create_session(
-        _creation_request(args, session_name=args["session_name"]), wait_ready=args["wait_ready"] and initial is None
-    )
+    request = _creation_request(args, session_name=args["session_name"])
+    terminal = await ctx.kernel.create_session(request, wait_ready=args["wait_ready"] and initial is None)
     await _queue_initial(
         ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_session(terminal.session_name)
     )
@@ -205,9 +204,8 @@ async def create_terminal(ctx: Context, call: Call) -> Any:
     if initial is not None and not initial.strip():
         raise InvalidInput("initial_message must not be empty")
     wait = args["wait_ready"] and not args["defer_init"] and initial is None
-    terminal = await ctx.kernel.create_terminal(
-        _creation_request(args, session_name=call.path["session_name"], caller_id=args["caller_id"]), wait_ready=wait
-    )
+    request = _creation_request(args, session_name=call.path["session_name"], caller_id=args["caller_id"])
+    terminal = await ctx.kernel.create_terminal(request, wait_ready=wait)
     await _queue_initial(ctx, terminal, initial, rollback=lambda: ctx.kernel.delete_terminal(terminal.id))
     return Reply(201, _with_initial(ctx, wire.terminal_json(terminal)))
 

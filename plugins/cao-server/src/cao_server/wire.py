@@ -60,7 +60,8 @@ def _time_or_none(value: Any, _: Any) -> float | None:
 
 
 # Leaf types JSON (or the converter) already handles; anything else goes out as its text.
-_PLAIN = (str, int, float, bool, type(None), enum.Enum, Mapping, list, tuple, set, frozenset, _dt.date, _dt.time)
+_PLAIN = (str, int, float, bool, type(None), enum.Enum, Mapping, list, tuple, set, frozenset, _dt.date,
+          _dt.time)
 
 
 @functools.cache

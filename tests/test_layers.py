@@ -1,6 +1,9 @@
-"""Every workspace member's ``dependencies`` list what its runtime code imports, directly.
+"""The layers hold, and every workspace member declares what it imports.
 
-The shared venv holds every member, so an import of something a member does not declare works here and
+- ``lint-imports`` keeps every contract in ``[tool.importlinter]`` (the contract imports nothing of ours,
+  the kernel no plugin, plugins and providers neither the kernel nor each other), and the contracts name
+  every package of the workspace, so a new plugin is held to them from its first commit.
+- Every member's ``dependencies`` list what its runtime code imports, directly. The shared venv holds every member, so an import of something a member does not declare works here and
 breaks for a user who installs that member alone. Runtime code is the member's package without its test
 helpers (modules and packages named ``testing``, whose needs the ``test`` extra declares) and without
 imports made only for type checkers (under ``if TYPE_CHECKING:``). An optional extra other than ``test``
@@ -12,6 +15,7 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import re
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
@@ -21,6 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
 def _normalize(name: str) -> str:
@@ -43,9 +48,40 @@ def _members() -> list[Path]:
 
 def _packages(member: Path) -> list[Path]:
     """The import packages a member's wheel ships."""
-    wheel = tomllib.loads((member / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]["build"][
-        "targets"]["wheel"]
-    return [member / package for package in wheel["packages"]]
+    pyproject = tomllib.loads((member / "pyproject.toml").read_text(encoding="utf-8"))
+    return [member / package for package in pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]]
+
+
+# -- the import contracts --------------------------------------------------------------------------
+
+
+def _contract(contract_id: str) -> dict:
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    if contract_id == "root":
+        return settings
+    return next(c for c in settings["contracts"] if c["id"] == contract_id)
+
+
+def test_lint_imports_keeps_every_contract():
+    done = subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_contracts_name_every_package():
+    kinds: dict[str, set[str]] = {}
+    for member in _members()[1:]:
+        kind = member.relative_to(ROOT).parts[0]
+        kinds.setdefault(kind, set()).update(package.name for package in _packages(member))
+    everything = kinds["libs"] | kinds["plugins"] | kinds["providers"]
+    assert set(_contract("root")["root_packages"]) == everything | {"cao_hookspecs", "cao_kernel"}
+    assert set(_contract("contract")["forbidden_modules"]) == everything | {"cao_kernel"}
+    assert set(_contract("kernel")["forbidden_modules"]) == everything
+    assert set(_contract("plugins")["source_modules"]) == everything - {"cao_testkit"}
+    assert set(_contract("independence")["modules"]) == kinds["plugins"] | kinds["providers"]
+
+
+# -- declared dependencies -------------------------------------------------------------------------
 
 
 def _runtime_sources(package: Path) -> Iterator[Path]:
@@ -117,7 +153,8 @@ def _undeclared(member: Path) -> list[str]:
 @pytest.mark.parametrize("member", _members(), ids=lambda p: str(p.relative_to(ROOT)) or "cao-kernel")
 def test_runtime_imports_are_declared_dependencies(member: Path):
     problems = _undeclared(member)
-    assert not problems, f"{member.name}: runtime imports not in [project] dependencies:\n" + "\n".join(problems)
+    assert not problems, (f"{member.name}: runtime imports not in [project] dependencies:\n"
+                          + "\n".join(problems))
 
 
 def test_the_check_sees_imports_at_any_depth_but_not_for_type_checkers():
