@@ -110,7 +110,7 @@ class McpGate:
             f"{self.server_name!r} entry) did not connect to cao within {self.timeout:g} s of the agent "
             f"becoming ready. "
             f"cao waited for it to list cao's tools at {self.route} for terminal {self.terminal_id}, and "
-            f"typed nothing into the terminal. Look at the agent's MCP log, check that cao-server's address "
+            f"typed nothing into the terminal. Look at the agent's MCP log, check that the server address "
             f"in its MCP configuration is reachable, or raise {TIMEOUT_SETTING}."
         )
         if not self.opened.done():
