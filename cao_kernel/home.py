@@ -10,6 +10,16 @@ import attrs
 DEFAULT_HOME = "~/.aws/cli-agent-orchestrator"
 
 
+class _Folder:
+    """A ``CaoHome`` attribute: a folder of that name under the home's root."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, home: CaoHome, owner: type | None = None) -> Path:
+        return home.root / self._name
+
+
 @attrs.frozen
 class CaoHome:
     """Paths under the cao home (``CAO_HOME_DIR``, default ``~/.aws/cli-agent-orchestrator`` as upstream)."""
@@ -21,29 +31,12 @@ class CaoHome:
         env = os.environ if environ is None else environ
         return cls(Path(env.get("CAO_HOME_DIR") or DEFAULT_HOME).expanduser())
 
-    @property
-    def agent_store(self) -> Path:
-        return self.root / "agent-store"
-
-    @property
-    def agent_context(self) -> Path:
-        return self.root / "agent-context"
-
-    @property
-    def logs(self) -> Path:
-        return self.root / "logs"
-
-    @property
-    def db(self) -> Path:
-        return self.root / "db"
-
-    @property
-    def runtime(self) -> Path:
-        return self.root / "runtime"
-
-    @property
-    def skills(self) -> Path:
-        return self.root / "skills"
+    agent_store = _Folder("agent-store")
+    agent_context = _Folder("agent-context")
+    logs = _Folder("logs")
+    db = _Folder("db")
+    runtime = _Folder("runtime")
+    skills = _Folder("skills")
 
     def ensure(self) -> CaoHome:
         """Create the folders (mode 0700: the home holds tokens and message bodies)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from functools import partialmethod
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pluggy
@@ -107,28 +108,15 @@ class Hooks:
         log.warning(message)
         self.problems.append(message)
 
-    # -- registration hooks -----------------------------------------------------------------------
+    # -- registration hooks (each: the contributions of one hook, see _register_all) ---------------
 
-    def providers(self) -> list[Contribution]:
-        return self._register_all("cao_register_providers", "provider")
-
-    def backends(self) -> list[Contribution]:
-        return self._register_all("cao_register_backends", "backend")
-
-    def inbox_stores(self) -> list[Contribution]:
-        return self._register_all("cao_register_inbox_stores", "inbox store")
-
-    def commands(self) -> list[Contribution]:
-        return self._register_all("cao_register_commands", "command")
-
-    def routes(self) -> list[Contribution]:
-        return self._register_all("cao_register_routes", "route")
-
-    def mcp_tools(self) -> list[Contribution]:
-        return self._register_all("cao_register_mcp_tools", "MCP tool")
-
-    def mcp_servers(self) -> list[Contribution]:
-        return self._register_all("cao_register_mcp_servers", "MCP server")
+    providers = partialmethod(_register_all, "cao_register_providers", "provider")
+    backends = partialmethod(_register_all, "cao_register_backends", "backend")
+    inbox_stores = partialmethod(_register_all, "cao_register_inbox_stores", "inbox store")
+    commands = partialmethod(_register_all, "cao_register_commands", "command")
+    routes = partialmethod(_register_all, "cao_register_routes", "route")
+    mcp_tools = partialmethod(_register_all, "cao_register_mcp_tools", "MCP tool")
+    mcp_servers = partialmethod(_register_all, "cao_register_mcp_servers", "MCP server")
 
     # -- lookups ----------------------------------------------------------------------------------
 

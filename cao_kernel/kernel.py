@@ -16,7 +16,7 @@ import asyncio
 import os
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pluggy
 
@@ -62,6 +62,17 @@ from .registry import Registry
 from .terminals import Terminals
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
+T = TypeVar("T")
+
+
+class _FromRegistry(Generic[T]):
+    """A ``Kernel`` attribute that is its registry's attribute of the same name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, kernel: Kernel, owner: type | None = None) -> dict[str, T]:
+        return getattr(kernel.registry, self._name)
 
 
 class Kernel:
@@ -366,27 +377,13 @@ class Kernel:
     def failed_plugins(self) -> list[PluginRecord]:
         return [r for r in self.plugin_records() if r.status == FAILED]
 
-    # -- registries -------------------------------------------------------------------------------
+    # -- registries (the registry's, for embedders and tests) ------------------------------------
 
-    @property
-    def providers(self) -> dict[str, ProviderSpec]:
-        return self.registry.providers
-
-    @property
-    def backends(self) -> dict[str, BackendSpec]:
-        return self.registry.backends
-
-    @property
-    def inbox_stores(self) -> dict[str, InboxStoreSpec]:
-        return self.registry.inbox_stores
-
-    @property
-    def commands(self) -> dict[str, CommandSpec]:
-        return self.registry.commands
-
-    @property
-    def routes(self) -> dict[str, RouteSpec]:
-        return self.registry.routes
+    providers = _FromRegistry[ProviderSpec]()
+    backends = _FromRegistry[BackendSpec]()
+    inbox_stores = _FromRegistry[InboxStoreSpec]()
+    commands = _FromRegistry[CommandSpec]()
+    routes = _FromRegistry[RouteSpec]()
 
     def provider(self, name: str) -> ProviderSpec:
         return self.registry.provider(name)

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import attrs
+
 from cao_hookspecs import (
     AgentProfile,
     CreateTerminalRequest,
@@ -95,18 +97,15 @@ class AssignWatch:
         ))
 
 
+@attrs.define(kw_only=True, eq=False)
 class Orchestration:
     """send_message, assign, handoff and answer_user_prompt over the terminals and the delivery engine."""
 
-    def __init__(
-        self, *, terminals: Terminals, delivery: DeliveryEngine, hooks: Hooks, assigns: AssignWatch,
-        load_profile: Callable[[str], AgentProfile],
-    ) -> None:
-        self._terminals = terminals
-        self._delivery = delivery
-        self._hooks = hooks
-        self._assigns = assigns
-        self._load_profile = load_profile
+    _terminals: Terminals
+    _delivery: DeliveryEngine
+    _hooks: Hooks
+    _assigns: AssignWatch
+    _load_profile: Callable[[str], AgentProfile]
 
     # -- send_message -----------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ is added or removed."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cao_hookspecs import (
     BackendSpec,
@@ -22,21 +22,33 @@ from .hooks import records_of
 if TYPE_CHECKING:
     from .hooks import Hooks
 
-# kind (also the name of its registration call on ``Hooks``) -> record type
-_KINDS: dict[str, type] = {
-    "providers": ProviderSpec,
-    "backends": BackendSpec,
-    "inbox_stores": InboxStoreSpec,
-    "commands": CommandSpec,
-    "routes": RouteSpec,
-    "mcp_tools": McpToolSpec,
-    "mcp_servers": McpServerSpec,
-}
+T = TypeVar("T")
+
+class _Records(Generic[T]):
+    """A ``Registry`` attribute: the records of one registration hook, by name. The attribute's name is
+    the hook facade's call that collects them (``Hooks.providers`` for ``providers``)."""
+
+    def __init__(self, record_type: type[T]) -> None:
+        self._type = record_type
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._kind = name
+
+    def __get__(self, registry: Registry, owner: type | None = None) -> dict[str, T]:
+        return registry.records(self._kind, self._type)
 
 
 class Registry:
     """Name -> record for every registration hook. A kind's dict is built on first use and kept (callers
     may look at it as often as they like) until ``invalidate``."""
+
+    providers = _Records(ProviderSpec)
+    backends = _Records(BackendSpec)
+    inbox_stores = _Records(InboxStoreSpec)
+    commands = _Records(CommandSpec)
+    routes = _Records(RouteSpec)
+    mcp_tools = _Records(McpToolSpec)
+    mcp_servers = _Records(McpServerSpec)
 
     def __init__(self, hooks: Hooks) -> None:
         self._hooks = hooks
@@ -45,38 +57,11 @@ class Registry:
     def invalidate(self) -> None:
         self._records.clear()
 
-    def _of(self, kind: str) -> dict[str, Any]:
+    def records(self, kind: str, record_type: type[T]) -> dict[str, T]:
+        """The records the ``kind`` registration hook collects, checked to be ``record_type``."""
         if kind not in self._records:
-            self._records[kind] = records_of(getattr(self._hooks, kind)(), _KINDS[kind])
+            self._records[kind] = records_of(getattr(self._hooks, kind)(), record_type)
         return self._records[kind]
-
-    @property
-    def providers(self) -> dict[str, ProviderSpec]:
-        return self._of("providers")
-
-    @property
-    def backends(self) -> dict[str, BackendSpec]:
-        return self._of("backends")
-
-    @property
-    def inbox_stores(self) -> dict[str, InboxStoreSpec]:
-        return self._of("inbox_stores")
-
-    @property
-    def commands(self) -> dict[str, CommandSpec]:
-        return self._of("commands")
-
-    @property
-    def routes(self) -> dict[str, RouteSpec]:
-        return self._of("routes")
-
-    @property
-    def mcp_tools(self) -> dict[str, McpToolSpec]:
-        return self._of("mcp_tools")
-
-    @property
-    def mcp_servers(self) -> dict[str, McpServerSpec]:
-        return self._of("mcp_servers")
 
     def provider(self, name: str) -> ProviderSpec:
         """The provider named ``name``; ``NotFound`` naming the known ones and the package to install."""

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 # One copy of upstream's rules for the kernel and the server.
+from cao_hookspecs import names
 from cao_hookspecs.names import (
     KEY_RE,
     MAX_INPUT_BYTES,
@@ -36,39 +37,23 @@ SYSTEM_ROOTS = frozenset(
 )
 
 
-def terminal_id(value: str) -> str:
-    if not isinstance(value, str) or not TERMINAL_ID_RE.match(value):
-        raise InvalidInput(f"invalid terminal id {value!r}: expected 8 lowercase hex characters")
-    return value
+terminal_id = names.terminal_id
+profile_name = names.profile_name
+key = names.key
 
 
 def session_name(value: str) -> str:
     """Validate a session name and add the ``cao-`` prefix when it is missing."""
-    if not isinstance(value, str) or not SESSION_NAME_RE.match(value):
-        raise InvalidInput(
-            f"invalid session name {value!r}: use letters, digits, '_' and '-' (not first), at most 64"
-        )
+    names.session_name(value)
     name = value if value.startswith(SESSION_PREFIX) else SESSION_PREFIX + value
     if not SESSION_NAME_RE.match(name):
         raise InvalidInput(f"invalid session name {name!r}: too long once prefixed with {SESSION_PREFIX!r}")
     return name
 
 
-def profile_name(value: str) -> str:
-    if not isinstance(value, str) or not PROFILE_NAME_RE.match(value):
-        raise InvalidInput(f"invalid agent profile name {value!r}: use letters, digits, '_' and '-', at most 64")
-    return value
-
-
 def model(value: str | None) -> str | None:
     if value is not None and not MODEL_RE.match(value):
         raise InvalidInput(f"invalid model {value!r}: letters, digits and . _ : / - only, at most 128")
-    return value
-
-
-def key(value: str) -> str:
-    if not isinstance(value, str) or not KEY_RE.match(value):
-        raise InvalidInput(f"invalid key {value!r}: use a tmux key name such as Enter, Escape, Up, C-c")
     return value
 
 

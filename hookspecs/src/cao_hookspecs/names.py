@@ -1,4 +1,5 @@
-"""The shapes of ids and names, shared by the kernel, the server and its client (upstream's rules).
+"""The shapes of ids and names, shared by the kernel, the server and its client (upstream's rules), and
+the checks that apply them with one message each.
 
 Patterns end in ``\\Z``, not ``$``: ``$`` also matches before a trailing newline, which would let
 ``"deadbeef\\n"`` pass as a terminal id."""
@@ -6,6 +7,8 @@ Patterns end in ``\\Z``, not ``$``: ``$`` also matches before a trailing newline
 from __future__ import annotations
 
 import re
+
+from .errors import CaoError, InvalidInput
 
 TERMINAL_ID_RE = re.compile(r"^[a-f0-9]{8}\Z")
 SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}\Z")
@@ -26,3 +29,35 @@ def json_pattern(rule: re.Pattern[str]) -> str:
 
 #: A terminal id as JSON Schema and OpenAPI write it.
 TERMINAL_ID_PATTERN = json_pattern(TERMINAL_ID_RE)
+
+
+def _checked(rule: re.Pattern[str], value: object, message: str, error: type[CaoError]) -> str:
+    if not isinstance(value, str) or not rule.match(value):
+        raise error(message.format(value=value))
+    return value
+
+
+def terminal_id(value: object, *, what: str = "terminal id", error: type[CaoError] = InvalidInput) -> str:
+    """``value`` when it is a terminal id, else ``error`` naming it as ``what``."""
+    return _checked(TERMINAL_ID_RE, value, f"invalid {what} {{value!r}}: expected 8 lowercase hex characters",
+                    error)
+
+
+def session_name(value: object) -> str:
+    """``value`` when it is a session name (without the ``cao-`` prefix rule), else ``InvalidInput``."""
+    return _checked(SESSION_NAME_RE, value,
+                    "invalid session name {value!r}: use letters, digits, '_' and '-' (not first), at most 64",
+                    InvalidInput)
+
+
+def profile_name(value: object) -> str:
+    """``value`` when it is an agent profile name, else ``InvalidInput``."""
+    return _checked(PROFILE_NAME_RE, value,
+                    "invalid agent profile name {value!r}: use letters, digits, '_' and '-', at most 64",
+                    InvalidInput)
+
+
+def key(value: object) -> str:
+    """``value`` when it is a tmux key name, else ``InvalidInput``."""
+    return _checked(KEY_RE, value,
+                    "invalid key {value!r}: use a tmux key name such as Enter, Escape, Up, C-c", InvalidInput)

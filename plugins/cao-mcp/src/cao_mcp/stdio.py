@@ -50,8 +50,13 @@ def build_stdio_server(
     """The MCP server for one agent: its caller from ``CAO_TERMINAL_ID`` in ``settings``, its tools run
     against ``kernel`` (default: the HTTP client of the cao-server ``settings`` name; creating it
     sends nothing)."""
+    import logging
+
     from .server import build_server
 
+    # One plain line per record on stderr, which agent CLIs keep as the server's log. (The SDK would
+    # otherwise pick a handler that wraps lines at a terminal's width when one library is installed.)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     caller = Caller.parse(settings.get(ID_VARIABLE), source=ID_VARIABLE)
     if kernel is None:
         from cao_server.client import connect

@@ -7,7 +7,7 @@ terminal id with 422 where the kernel's ``InvalidInput`` means 400.
 
 from __future__ import annotations
 
-from cao_hookspecs.errors import InvalidInput
+from cao_hookspecs import names
 from cao_hookspecs.names import KEY_RE, MAX_INPUT_BYTES, PROFILE_NAME_RE, SESSION_NAME_RE, TERMINAL_ID_RE
 
 from .errors import BadParameter, TooLarge
@@ -18,31 +18,12 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 
 def terminal_id(value: str, *, what: str = "terminal id") -> str:
     """An 8-hex terminal id; a malformed one is a 422, as upstream's typed path parameter."""
-    if not TERMINAL_ID_RE.match(value):
-        raise BadParameter(f"invalid {what} {value!r}: expected 8 lowercase hex characters")
-    return value
+    return names.terminal_id(value, what=what, error=BadParameter)
 
 
-def session_name(value: str) -> str:
-    if not SESSION_NAME_RE.match(value):
-        raise InvalidInput(
-            f"invalid session name {value!r}: use letters, digits, '_' and '-' (not first), at most 64"
-        )
-    return value
-
-
-def profile_name(value: str) -> str:
-    if not PROFILE_NAME_RE.match(value):
-        raise InvalidInput(
-            f"invalid agent profile name {value!r}: use letters, digits, '_' and '-', at most 64"
-        )
-    return value
-
-
-def key(value: str) -> str:
-    if not KEY_RE.match(value):
-        raise InvalidInput(f"invalid key {value!r}: use a tmux key name such as Enter, Escape, Up, C-c")
-    return value
+session_name = names.session_name
+profile_name = names.profile_name
+key = names.key
 
 
 def text_size(value: str, *, what: str, limit: int = MAX_INPUT_BYTES) -> str:

@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from cao_hookspecs import names
 from cao_hookspecs.errors import InvalidInput
-from cao_hookspecs.names import TERMINAL_ID_RE
 
 if TYPE_CHECKING:
     from cao_hookspecs import TerminalLaunch
@@ -24,11 +24,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_SIZE = 10000
 
 
-def terminal_id(value: object) -> str:
-    """An 8-lowercase-hex cao terminal id."""
-    if not isinstance(value, str) or not TERMINAL_ID_RE.match(value):
-        raise InvalidInput(f"invalid terminal id {value!r}: expected 8 lowercase hex characters")
-    return value
+terminal_id = names.terminal_id
 
 
 def session_name(value: object) -> str:
