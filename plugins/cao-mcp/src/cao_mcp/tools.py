@@ -94,6 +94,15 @@ class BuiltinTool:
     params: dict[str, str]
 
 
+def _failure(text: str) -> ToolResult:
+    return ToolResult({"success": False, "message": text}, ok=False)
+
+
+def _answerable(env: ToolEnv, exc: BaseException) -> bool:
+    """Whether a failed call is one to tell the agent about (anything else is a bug, raised)."""
+    return isinstance(exc, CaoError) or env.explain(exc) is not None
+
+
 def _explain(env: ToolEnv, exc: BaseException) -> str:
     known = env.explain(exc)
     if known is not None:
@@ -152,7 +161,7 @@ async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int =
     try:
         result = await env.kernel.handoff(env.caller.id, agent_profile, message, timeout=float(timeout))
     except Exception as exc:
-        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+        if not _answerable(env, exc):
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
     data = {"success": bool(result.success), "message": result.message, "output": result.output,
@@ -194,7 +203,7 @@ async def assign(env: ToolEnv, agent_profile: str, message: str) -> ToolResult:
     try:
         result = await env.kernel.assign(env.caller.id, agent_profile, message)
     except Exception as exc:
-        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+        if not _answerable(env, exc):
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
     return ToolResult({"success": bool(result.success), "terminal_id": result.terminal_id,
@@ -244,7 +253,7 @@ async def send_message(env: ToolEnv, message: str, receiver_id: str | None = Non
     try:
         queued = await env.kernel.send_message(env.caller.id, receiver_id, message)
     except Exception as exc:
-        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+        if not _answerable(env, exc):
             raise
         if isinstance(exc, NotFound) and receiver_id is not None and receiver_id in str(exc):
             return failed(f"receiver terminal {receiver_id} not found: it does not exist or was deleted")
@@ -277,24 +286,20 @@ SEND_MESSAGE = BuiltinTool(
 
 async def delete_terminal(env: ToolEnv, terminal_id: str) -> ToolResult:
     """Stop a terminal and its agent."""
-
-    def failed(text: str) -> ToolResult:
-        return ToolResult({"success": False, "message": text}, ok=False)
-
     if not TERMINAL_ID_RE.fullmatch(terminal_id):
-        return failed(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
+        return _failure(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
     if terminal_id == env.caller.id:
-        return failed(f"terminal {terminal_id} is your own terminal; delete only workers you started")
+        return _failure(f"terminal {terminal_id} is your own terminal; delete only workers you started")
     try:
         await env.kernel.delete_terminal(terminal_id)
     except Exception as exc:
-        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+        if not _answerable(env, exc):
             raise
         if isinstance(exc, NotFound):
-            return failed(f"Terminal {terminal_id} not found: it does not exist or was already deleted")
+            return _failure(f"Terminal {terminal_id} not found: it does not exist or was already deleted")
         if isinstance(exc, Conflict):
-            return failed(f"Terminal {terminal_id} could not be deleted yet (cleanup pending): {exc}")
-        return failed(_explain(env, exc))
+            return _failure(f"Terminal {terminal_id} could not be deleted yet (cleanup pending): {exc}")
+        return _failure(_explain(env, exc))
     return ToolResult({"success": True, "message": f"Terminal {terminal_id} deleted successfully"})
 
 
@@ -316,20 +321,16 @@ DELETE_TERMINAL = BuiltinTool(
 
 async def answer_user_prompt(env: ToolEnv, terminal_id: str, answer: str) -> ToolResult:
     """Type an answer into a terminal whose agent waits for the user."""
-
-    def failed(text: str) -> ToolResult:
-        return ToolResult({"success": False, "message": text}, ok=False)
-
     if not TERMINAL_ID_RE.fullmatch(terminal_id):
-        return failed(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
+        return _failure(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
     try:
         await env.kernel.answer_user_prompt(terminal_id, answer)
     except Exception as exc:
-        if not isinstance(exc, CaoError) and env.explain(exc) is None:
+        if not _answerable(env, exc):
             raise
         if isinstance(exc, NotFound):
-            return failed(f"Terminal {terminal_id} not found: it does not exist or was deleted")
-        return failed(_explain(env, exc))
+            return _failure(f"Terminal {terminal_id} not found: it does not exist or was deleted")
+        return _failure(_explain(env, exc))
     return ToolResult({"success": True, "message": f"Answer sent to terminal {terminal_id}"})
 
 

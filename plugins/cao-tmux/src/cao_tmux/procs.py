@@ -35,14 +35,21 @@ class Proc:
     state: str
 
 
-def read_proc(pid: int) -> Proc | None:
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (the state first), or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
         return None
     # The command name is in parentheses and may itself contain spaces and parentheses.
-    fields = raw[raw.rindex(b")") + 2 :].split()
+    return raw[raw.rindex(b")") + 2 :].split()
+
+
+def read_proc(pid: int) -> Proc | None:
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
     return Proc(
         pid=pid,
         ppid=int(fields[1]),
@@ -58,15 +65,8 @@ def zombie_status(pid: int | None) -> int | None:
     tmux 3.3a sometimes loses SIGCHLD and never reaps a pane's program; its exit status is then only
     to be found here (``/proc/<pid>/stat`` field 52).
     """
-    if not pid:
-        return None
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    fields = raw[raw.rindex(b")") + 2 :].split()
-    if fields[0] != b"Z" or len(fields) < 50:
+    fields = _stat_fields(pid) if pid else None
+    if fields is None or fields[0] != b"Z" or len(fields) < 50:
         return None
     return int(fields[49])
 
