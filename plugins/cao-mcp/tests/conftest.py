@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from cao_kernel.testing.tmux import PrivateTmux, private_tmux_socket
+from cao_testkit.tmux import PrivateTmux, private_tmux_socket
 
 BIN = Path(sys.executable).parent
 CAO = str(BIN / "cao")

@@ -37,7 +37,7 @@ def build_kernel(home: Path, tmux_socket: str, **settings: str) -> Any:
 @pytest.fixture
 def tmux() -> Iterator[Any]:
     """A private tmux server (killed after the test)."""
-    from cao_kernel.testing.tmux import private_tmux_socket
+    from cao_testkit.tmux import private_tmux_socket
 
     with private_tmux_socket() as private:
         yield private

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from cao_kernel.testing.tmux import PrivateTmux, private_tmux_socket
+from cao_testkit.tmux import PrivateTmux, private_tmux_socket
 
 pytestmark = pytest.mark.tmux
 T = TypeVar("T")

@@ -26,7 +26,7 @@ def fuzz_server(tmp_path_factory):
     """One server for the whole module, with one real idle terminal to aim requests at."""
     from cao_kernel.kernel import Kernel
     from cao_kernel.plugins import LoadPolicy
-    from cao_kernel.testing.tmux import private_tmux_socket
+    from cao_testkit.tmux import private_tmux_socket
 
     home = tmp_path_factory.mktemp("fuzz-home")
     workdir = tmp_path_factory.mktemp("fuzz-project")

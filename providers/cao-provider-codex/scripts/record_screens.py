@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import AgentProfile, LaunchContext, Terminal, TerminalStatus
-from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
-from cao_kernel.testing.models.openai import OpenAIServer
-from cao_kernel.testing.models.script import Script, call_tool, fail, reply, think
-from cao_kernel.testing.recorder import environment, screen_entry, write_manifest
+from cao_testkit.models.cli import install_npm_cli, make_sandbox
+from cao_testkit.models.openai import OpenAIServer
+from cao_testkit.models.script import Script, call_tool, fail, reply, think
+from cao_testkit.recorder import environment, screen_entry, write_manifest
 from cao_provider_codex.codex_home import HOME_DIR
 from cao_provider_codex.provider import TESTED_VERSIONS, launch
 

@@ -34,7 +34,7 @@ def workdir(tmp_path: Path) -> str:
 @pytest.fixture(scope="session")
 def codex_cli(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The real Codex CLI of the tested version (installed from npm on first use; fails if it cannot be)."""
-    from cao_kernel.testing.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli
 
     with pytest.MonkeyPatch.context() as patch:
         # The install check runs `codex --version`, which writes helper files into its home: not ~/.codex.
@@ -92,8 +92,8 @@ def live_codex(codex_cli: Any, tmux_socket: str, cao_home: Path, tmp_path: Path,
                monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveCodex]:
     """The scripted server (``live_codex.script`` takes turns) and a sandbox where ``codex`` is the
     installed CLI; the user's own Codex home and keys are out of reach."""
-    from cao_kernel.testing.models.cli import make_sandbox
-    from cao_kernel.testing.models.openai import OpenAIServer
+    from cao_testkit.models.cli import make_sandbox
+    from cao_testkit.models.openai import OpenAIServer
 
     server = OpenAIServer(models=(MODEL,)).start()
     try:

@@ -26,10 +26,10 @@ from pathlib import Path
 import attrs
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
-from cao_kernel.testing.models.gemini import GeminiServer
-from cao_kernel.testing.recorder import (
+from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models.cli import install_npm_cli, make_sandbox
+from cao_testkit.models.gemini import GeminiServer
+from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
     json_edit,

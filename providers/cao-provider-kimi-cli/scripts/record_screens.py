@@ -33,10 +33,10 @@ import time
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.cli import install_pypi_cli, make_sandbox
-from cao_kernel.testing.models.openai import OpenAIServer
-from cao_kernel.testing.recorder import (
+from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models.cli import install_pypi_cli, make_sandbox
+from cao_testkit.models.openai import OpenAIServer
+from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
     neutral_root,

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.recorder import (
+from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
     recording_arguments,

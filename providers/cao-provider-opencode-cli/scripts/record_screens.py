@@ -29,10 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.anthropic import FAKE_API_KEY, AnthropicServer
-from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
-from cao_kernel.testing.recorder import (
+from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
+from cao_testkit.models.cli import install_npm_cli, make_sandbox
+from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
     neutral_root,

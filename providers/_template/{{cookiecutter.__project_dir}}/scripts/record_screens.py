@@ -6,13 +6,13 @@ Usage, from this package's folder with its test extra installed (``pip install -
 
 It starts the CLI through cao's own tmux backend on a private tmux server (so each screen is captured
 exactly as the kernel captures it), in a throw-away HOME, against the scripted model server of
-``cao_kernel.testing.models``, drives it into each status, and writes
+``cao_testkit.models``, drives it into each status, and writes
 ``tests/screens/<version>/<name>.txt`` plus ``manifest.json``. Each screen is labelled with the
 status the script drove the CLI into, never with what the detector under test says, and nothing is
 edited after capture: when a screen looks wrong, fix the script and record again.
 
 TODO (real CLI): today this records the stand-in program ``tests/programs/example_cli.py``. Point
-``cli_program`` at the real CLI (``cao_kernel.testing.models.cli.install_npm_cli`` installs an npm
+``cli_program`` at the real CLI (``cao_testkit.models.cli.install_npm_cli`` installs an npm
 package once per machine), use the model server it speaks (``anthropic.AnthropicServer`` or
 ``openai.OpenAIServer``), set ``PACKAGE``, and add a step per start-up dialog and per state it has.
 """
@@ -29,10 +29,10 @@ import threading
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.anthropic import AnthropicServer
-from cao_kernel.testing.models.cli import make_sandbox
-from cao_kernel.testing.recorder import (
+from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models.anthropic import AnthropicServer
+from cao_testkit.models.cli import make_sandbox
+from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
     recording_arguments,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan, Terminal, TerminalLaunch
 
-from .screens import MANIFEST
+from cao_kernel.testing.screens import MANIFEST
 
 if TYPE_CHECKING:
     from cao_hookspecs import TerminalBackend

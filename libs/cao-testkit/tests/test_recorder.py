@@ -1,4 +1,4 @@
-"""``cao_kernel.testing.recorder``: the shared part of every provider's ``scripts/record_screens.py``.
+"""``cao_testkit.recorder``: the shared part of every provider's ``scripts/record_screens.py``.
 
 The recorder drives the real mock_cli (the mock provider's own launch) through cao's tmux backend on a
 private tmux server, so what it waits for, saves and writes is checked against a real terminal.
@@ -16,7 +16,7 @@ import attrs
 import pytest
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan
-from cao_kernel.testing.recorder import (
+from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
     json_edit,

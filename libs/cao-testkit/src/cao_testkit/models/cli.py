@@ -17,7 +17,7 @@ says so: live tests fail loudly rather than skip.
 
 ``Sandbox`` is a throw-away HOME (with XDG folders) and an environment that keeps the user's own
 agent configuration and credentials out of the test (variables with :data:`LEAKY_PREFIXES` are
-dropped; cao's own variables are left to ``cao_kernel.testing``'s fixtures).
+dropped; cao's own variables are left to ``cao_kernel.testing``'s ``cao_home`` fixture).
 """
 
 from __future__ import annotations
