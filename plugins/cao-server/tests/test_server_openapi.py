@@ -10,7 +10,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 from cao_server.endpoints import ENDPOINTS
-from cao_server.testing import check_schema, serve_in_thread
+from cao_testkit.openapi import check_schema
+from cao_testkit.serve import serve_in_thread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Route

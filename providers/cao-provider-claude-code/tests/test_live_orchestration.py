@@ -23,7 +23,7 @@ PLUGINS = ("tmux", "claude_code", "mock_cli", "inbox_sqlite", "server", "mcp")
 @pytest.fixture
 def live_world(claude_sandbox, model_server, make_kernel, workdir) -> Iterator[LiveWorld]:
     from cao_hookspecs import AgentProfile
-    from cao_server.testing import serve_in_thread
+    from cao_testkit.serve import serve_in_thread
 
     roles = new_roles()
     model_server.script = roles

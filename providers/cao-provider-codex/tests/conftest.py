@@ -77,7 +77,7 @@ class LiveCodex:
         """``serve_in_thread(kernel)`` with the kernel's plugin routes mounted the way ``cao server`` mounts
         them: the agents' cao-mcp-server relays to ``/mcp`` and reports in there. Without ``/mcp`` a profile
         with cao's MCP server would wait at its readiness gate until it times out."""
-        from cao_server.testing import serve_in_thread
+        from cao_testkit.serve import serve_in_thread
 
         return serve_in_thread(kernel, extra_routes=list(kernel.routes.values()))
 

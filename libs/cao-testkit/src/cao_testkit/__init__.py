@@ -11,7 +11,8 @@ The rest is imported where it is used:
 - :mod:`cao_testkit.models`: scripted model servers (Anthropic, OpenAI Responses, Gemini) and real agent
   CLIs installed into a per-machine cache, run in sandboxed homes.
 - :mod:`cao_testkit.live`, :mod:`cao_testkit.live_mcp`: live orchestration through real agent CLIs.
-- :mod:`cao_testkit.server_process`: a real ``cao server`` subprocess.
+- :mod:`cao_testkit.server_process`: a real ``cao server`` subprocess; :mod:`cao_testkit.serve`: one in a
+  thread; :mod:`cao_testkit.openapi`: a client that checks every answer against the OpenAPI document.
 - :mod:`cao_testkit.recorder`: recording a provider's screens.
 
 Test code only: nothing a user installs to run cao imports it. It imports the kernel and plugins it
