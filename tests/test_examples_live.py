@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from cao_testkit.live import CALLBACK_RE, answers_by, callback_target, offered_tools, tool_payload
 from cao_kernel.orchestration import assign_suffix
+from cao_testkit.live import CALLBACK_RE, answers_by, callback_target, offered_tools, tool_payload
 from cao_testkit.models import Conversation, call_tool, reply
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(240)]

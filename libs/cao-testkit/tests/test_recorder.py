@@ -16,6 +16,9 @@ import attrs
 import pytest
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan
+from cao_kernel.testing.screens import load_screens, manifest_problems
+from cao_provider_mock.contract import PROMPT_GLYPH
+from cao_provider_mock.provider import NAME, mock_provider
 from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
@@ -26,9 +29,6 @@ from cao_testkit.recorder import (
     tmux_backend,
     write_manifest,
 )
-from cao_kernel.testing.screens import load_screens, manifest_problems
-from cao_provider_mock.contract import PROMPT_GLYPH
-from cao_provider_mock.provider import NAME, mock_provider
 
 pytestmark = pytest.mark.tmux
 
