@@ -15,6 +15,9 @@ interpreter already on the machine (Pythons are looked for, never downloaded).
 When npm, uv or the registry cannot be reached, :class:`LiveCliUnavailable` (an ``AssertionError``)
 says so: live tests fail loudly rather than skip.
 
+``stand_in(folder, binary, program)`` writes a launcher that runs a Python program as the CLI (a
+package's stand-in before the real CLI is wired in).
+
 ``Sandbox`` is a throw-away HOME (with XDG folders) and an environment that keeps the user's own
 agent configuration and credentials out of the test (variables with :data:`LEAKY_PREFIXES` are
 dropped; cao's own variables are left to ``cao_kernel.testing``'s ``cao_home`` fixture).
@@ -25,8 +28,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -45,6 +50,7 @@ __all__ = [
     "install_npm_cli",
     "install_pypi_cli",
     "make_sandbox",
+    "stand_in",
 ]
 
 CACHE_ENV = "CAO_LIVE_CLI_CACHE"
@@ -394,3 +400,14 @@ def make_sandbox(root: Path, *, env: Mapping[str, str] | None = None, path: Sequ
     full = {**base, "HOME": str(home), **{k: str(v) for k, v in xdg.items()},
             "PATH": os.pathsep.join(dict.fromkeys(search)), **dict(env or {})}
     return Sandbox(root=root, home=home, env=full)
+
+
+def stand_in(folder: Path, binary: str, program: Path) -> Path:
+    """A launcher named ``binary`` in ``folder`` that runs the Python program ``program`` with this
+    interpreter: a stand-in for a CLI not installed here (put ``folder`` first on PATH)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    launcher = folder / binary
+    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(program))} \"$@\""
+    launcher.write_text(f"#!/bin/sh\n{command}\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    return launcher
