@@ -13,8 +13,6 @@ speaks, and mark the live tests ``live_cli``.
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,11 +29,10 @@ EXAMPLE_CLI = Path(__file__).parent / "programs" / "example_cli.py"
 @pytest.fixture(scope="session")
 def cli_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the CLI as ``{{ cookiecutter.binary }}``: the stand-in program, run by this Python."""
+    from cao_testkit.models.cli import stand_in
+
     folder = tmp_path_factory.mktemp("cli-bin")
-    launcher = folder / BINARY
-    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE_CLI))} \"$@\""
-    launcher.write_text(f"#!/bin/sh\n{command}\n", encoding="utf-8")
-    launcher.chmod(0o755)
+    stand_in(folder, BINARY, EXAMPLE_CLI)
     return folder
 
 
