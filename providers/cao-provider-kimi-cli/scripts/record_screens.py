@@ -1,19 +1,16 @@
-"""Record Kimi CLI's screens in every status, from the real CLI, as detector test fixtures.
+"""Kimi CLI's recording scenarios: its screens in every status, from the real CLI.
 
-Usage (from the repository root)::
+Record them (from the repository root)::
 
-    uv run --no-sync python providers/cao-provider-kimi-cli/scripts/record_screens.py [--version X]
+    uv run --no-sync python -m cao_testkit.record providers/cao-provider-kimi-cli [--version X]
 
-It installs ``kimi-cli==X`` (default: the newest tested version) from PyPI into the live-CLI cache (a
-virtual environment on a Python >= 3.12 found on the machine, dependencies resolved as of the day
-after the release), runs it in tmux through cao's own tmux backend (so screens are captured exactly
-as the kernel captures them), launched by the provider itself, against a scripted OpenAI Responses
-server (Kimi's ``openai_responses`` provider type), and drives it through each status. It writes
-``tests/screens/<version>/<name>.txt`` plus ``manifest.json`` (the status each screen was recorded
-in, and the answer it shows). Nothing is edited after capture. The working folder sits in the
-sandbox's HOME, which Kimi shows as ``~/project``.
+The recording installs ``kimi-cli==X`` (default: the newest tested version) from PyPI into the live-CLI
+cache (a virtual environment on a Python >= 3.12 found on the machine, dependencies resolved as of the
+day after the release), launched by the provider itself, against a scripted OpenAI Responses server
+(Kimi's ``openai_responses`` provider type). The working folder sits in the sandbox's HOME, which Kimi
+shows as ``~/project``.
 
-Each screen is labelled by what the script made the CLI do (a held model turn is "processing", a
+Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", a
 tool call under ``permissionMode: default`` is "waiting_user_answer"...), never by the detector under
 test; the recorder only waits for the screen to settle on the sign it expects. The two start-up
 gates are shown by seeding the private share folder with the caches Kimi's update check writes,
@@ -23,35 +20,21 @@ cannot reach out); each gate is then answered with its key to show that the key 
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shutil
-import sys
 import threading
 import time
-from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_testkit.models import Script, call_tool, fail, hold, reply
-from cao_testkit.models.cli import install_pypi_cli, make_sandbox
-from cao_testkit.models.openai import OpenAIServer
-from cao_testkit.recorder import (
-    ScreenRecorder,
-    environment,
-    neutral_root,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
-)
 from cao_provider_kimi_cli.dialogs import STARTUP_DIALOGS
-from cao_provider_kimi_cli.provider import NAME, TESTED_VERSIONS, kimi_cli_provider
+from cao_provider_kimi_cli.provider import kimi_cli_provider
+from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models.openai import OpenAIServer
+from cao_testkit.recorder import ScreenRecorder, neutral_root
+from cao_testkit.recording import Recording, World, pypi
 
-PACKAGE = "kimi-cli"
 #: Dependencies as PyPI had them the day after each tested release (kimi-cli pins few of its own).
 EXCLUDE_NEWER = {"1.51.0": "2026-09-22"}
-PYTHON = ">=3.12"
-SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
 MODEL = "scripted"
 ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
@@ -61,20 +44,27 @@ LONG_ANSWER = (
 )
 
 
-def user_config(base_url: str, api_key: str) -> str:
+def user_config(world: World) -> dict[str, str]:
     """The sandbox user's ``~/.kimi/config.toml``: one model on the scripted server, no telemetry."""
-    return (
+    (world.home / ".kimi").mkdir()
+    (world.home / ".kimi" / "config.toml").write_text(
         f'default_model = "{MODEL}"\n'
         "telemetry = false\n\n"
         f"[providers.{MODEL}]\n"
         'type = "openai_responses"\n'
-        f'base_url = "{base_url}"\n'
-        f'api_key = "{api_key}"\n\n'
+        f'base_url = "{world.server.base_url}"\n'
+        f'api_key = "sk-scripted-{os.urandom(4).hex()}"\n\n'
         f"[models.{MODEL}]\n"
         f'provider = "{MODEL}"\n'
         f'model = "{MODEL}"\n'
-        "max_context_size = 200000\n"
-    )
+        "max_context_size = 200000\n", encoding="utf-8")
+    return {"CAO_KIMI_CLI_BIN": str(world.cli.binary), "TERM": "xterm-256color"}
+
+
+def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
+    # A fixed runtime folder name: the screen of a refused config prints the config's full path. One
+    # counter for both sizes keeps the terminal ids apart.
+    return world.recorder(size, settle=0.8, runtime_name="rt-{width}x{height}-{count}", ids=world.ids)
 
 
 def arrivals(rec: ScreenRecorder, count: int, timeout: float = 15.0) -> None:
@@ -104,9 +94,10 @@ def _prompt_ready(screen: str) -> bool:
     return boxed and "context:" in rows[-1] and not _spinning(screen)
 
 
-def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
+def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing (model and tool), completed (plain and after a tool), error: the default launch."""
-    script = rec.server.script
+    rec = recorder(world, size)
+    script = world.server.script
     gate = threading.Event()
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_prompt_ready, "the prompt"), "idle")
@@ -136,9 +127,15 @@ def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     rec.stop()
 
 
-def record_approval(rec: ScreenRecorder) -> None:
+def record_main_narrow(world: World) -> None:
+    """The same at 100x30, each screen's name ending in ``-100x30``."""
+    record_main(world, (100, 30), "-100x30")
+
+
+def record_approval(world: World) -> None:
     """waiting_user_answer: an approval prompt under ``permissionMode: default``."""
-    script = rec.server.script
+    rec = recorder(world)
+    script = world.server.script
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_prompt_ready, "the prompt")
     script.add(call_tool("Shell", {"command": "touch recorded.txt"}), reply("Created the file."))
@@ -152,8 +149,9 @@ def record_approval(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def record_question(rec: ScreenRecorder) -> None:
+def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (AskUserQuestion)."""
+    rec = recorder(world)
     question = {"questions": [{
         "question": "Which database should I use?", "header": "Database", "multi_select": False,
         "options": [{"label": "SQLite", "description": "Embedded"},
@@ -161,7 +159,7 @@ def record_question(rec: ScreenRecorder) -> None:
     }]}
     rec.start()
     rec.wait(_prompt_ready, "the prompt")
-    rec.server.script.add(call_tool("AskUserQuestion", question), reply("Going with SQLite."))
+    world.server.script.add(call_tool("AskUserQuestion", question), reply("Going with SQLite."))
     rec.type("Set up storage.")
     screen = rec.wait_sign(lambda s: "Which database should I use?" in s and "[2] Postgres" in s,
                            "the question")
@@ -180,8 +178,9 @@ TIPS = {
 }
 
 
-def record_gates(rec: ScreenRecorder) -> None:
+def record_gates(world: World) -> None:
     """The two start-up gates, from the caches Kimi's update check writes; each answered by its key."""
+    rec = recorder(world)
     dialogs = {dialog.name: dialog for dialog in STARTUP_DIALOGS}
     gates = (
         ("dialog_update_gate", "update gate", {"latest_version.txt": "9.9.9\n"}, "Upgrade now"),
@@ -199,8 +198,9 @@ def record_gates(rec: ScreenRecorder) -> None:
         rec.stop()
 
 
-def record_startup_failure(rec: ScreenRecorder) -> None:
+def record_startup_failure(world: World) -> None:
     """error: Kimi refusing a config whose default model does not exist (it exits at once)."""
+    rec = recorder(world)
     profile = AgentProfile(name="broken", extra={"kimiConfig": {"default_model": "missing-model"}})
     rec.start(profile=profile)
     screen = rec.wait(lambda s: "missing-model" in s, "the refusal", settle=0.5)
@@ -209,44 +209,12 @@ def record_startup_failure(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="kimi-cli").parse_args(argv)
-    cli = install_pypi_cli(PACKAGE, args.version, "kimi", python=PYTHON,
-                           exclude_newer=EXCLUDE_NEWER.get(args.version))
-    out = args.out or SCREENS / args.version
+RECORDING = Recording(
+    provider=kimi_cli_provider(), package="kimi-cli",
+    cli=pypi("kimi", python=">=3.12", exclude_newer=EXCLUDE_NEWER),
+    model_server=lambda: OpenAIServer(Script(), models=(MODEL,)),
     # A fixed, machine-neutral folder: a refused config's screen shows its full path.
-    with neutral_root("cao-kimi-screens") as root, OpenAIServer(Script(), models=(MODEL,)) as server:
-        sandbox = make_sandbox(root, env={"CAO_KIMI_CLI_BIN": str(cli.binary), "TERM": "xterm-256color"})
-        (sandbox.home / ".kimi").mkdir()
-        (sandbox.home / ".kimi" / "config.toml").write_text(
-            user_config(server.base_url, "sk-scripted-" + os.urandom(4).hex()), encoding="utf-8")
-        with environment(sandbox.env), tmux_backend(root / "cao-home") as backend:
-            print(f"recording {PACKAGE}=={args.version} ({cli.version_output}) into {out}")
-            if out.exists():
-                shutil.rmtree(out)
-            ids = itertools.count(1)
-
-            def recorder(size: tuple[int, int]) -> ScreenRecorder:
-                # A fixed runtime folder name: the screen of a refused config prints the config's full path.
-                return ScreenRecorder(backend, kimi_cli_provider().launch, provider=NAME, server=server,
-                                      workdir=sandbox.home / "project", out=out, size=size, settle=0.8,
-                                      runtime_name="rt-{width}x{height}-{count}", ids=ids)
-
-            rec = recorder((220, 50))
-            record_main(rec)
-            record_approval(rec)
-            record_question(rec)
-            record_gates(rec)
-            record_startup_failure(rec)
-            narrow = recorder((100, 30))
-            record_main(narrow, suffix="-100x30")
-        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
-                       recorded_with="providers/cao-provider-kimi-cli/scripts/record_screens.py",
-                       screens={**rec.manifest, **narrow.manifest})
-        server.assert_healthy()
-        server.script.assert_done()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    root=lambda: neutral_root("cao-kimi-screens"), setup=user_config,
+    scenarios=(record_main, record_approval, record_question, record_gates, record_startup_failure,
+               record_main_narrow),
+)

@@ -1,18 +1,15 @@
-"""Record OpenCode's screens in every status, from the real CLI, as detector test fixtures.
+"""OpenCode's recording scenarios: its screens in every status, from the real CLI.
 
-Usage (from the repository root)::
+Record them (from the repository root)::
 
-    uv run --no-sync python providers/cao-provider-opencode-cli/scripts/record_screens.py [--version X]
+    uv run --no-sync python -m cao_testkit.record providers/cao-provider-opencode-cli [--version X]
 
-It installs ``opencode-ai@X`` (default: the newest tested version) into the live-CLI cache, runs it in
-tmux through cao's own tmux backend (so screens are captured exactly as the kernel captures them),
-drives it with a scripted Anthropic server (OpenCode's ``anthropic`` provider pointed at it by the
-sandbox's global config) through each status, and writes ``tests/screens/<version>/<name>.txt`` plus
-``manifest.json`` (the status each screen was recorded in, and the answer it shows). Nothing is edited
-after capture. The working folder sits in the sandbox's HOME under the fixed ``<tmp>/cao-screens``, so
-no path of the recording machine ends up in a fixture.
+The recording installs ``opencode-ai@X`` (default: the newest tested version) into the live-CLI cache
+and drives it with a scripted Anthropic server (OpenCode's ``anthropic`` provider pointed at it by the
+sandbox's global config). The working folder sits in the sandbox's HOME under the fixed
+``<tmp>/cao-screens``, so no path of the recording machine ends up in a fixture.
 
-Each screen is labelled by what the script made the CLI do (a held model turn is "processing", a
+Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", a
 permission request is "waiting_user_answer"...), never by the detector under test; the recorder only
 waits for the screen to settle on the sign it expects.
 """
@@ -21,28 +18,17 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from cao_hookspecs import AgentProfile
+from cao_provider_opencode_cli.provider import PACKAGE, opencode_provider
 from cao_testkit.models import Script, call_tool, fail, hold, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
-from cao_testkit.models.cli import install_npm_cli, make_sandbox
-from cao_testkit.recorder import (
-    ScreenRecorder,
-    environment,
-    neutral_root,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
-)
-from cao_provider_opencode_cli.provider import NAME, PACKAGE, TESTED_VERSIONS, opencode_provider
+from cao_testkit.recorder import ScreenRecorder, neutral_root
+from cao_testkit.recording import Recording, World, npm
 
-SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
 MODEL = "anthropic/claude-sonnet-4-5"
 ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
@@ -56,6 +42,10 @@ LONG_ANSWER = (
 LONG_SHOWN = LONG_ANSWER
 PROFILE = AgentProfile(name="recorder", system_prompt="You answer briefly.")
 _FINISHED = re.compile(r"^▣ .+ · .+ · \d[\dhms. ]*$", re.MULTILINE)
+
+
+def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
+    return world.recorder(size, profile=PROFILE, timeout=60.0, settle=0.8, pause=0.4, runtime_root=world.root)
 
 
 def global_config(server_url: str, **extra: object) -> dict:
@@ -85,9 +75,10 @@ def _finished(text: str) -> Callable[[str], bool]:
     return lambda s: text in s and _ready(s) and bool(_FINISHED.search(s))
 
 
-def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
+def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing (model and tool), completed (plain and after a tool), error, interrupted."""
-    script = rec.server.script
+    rec = recorder(world, size)
+    script = world.server.script
     gate = threading.Event()
     user_config(rec)
     rec.start()
@@ -102,7 +93,7 @@ def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     script.add(hold(gate, reply(ANSWER)))
     served = script.served
     rec.type("Summarise the repository.")
-    rec.server.wait_for_arrivals(served + 1, timeout=40)
+    world.server.wait_for_arrivals(served + 1, timeout=40)
     screen = rec.wait_sign(lambda s: "esc interrupt" in s, "the spinner")
     rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
     gate.set()
@@ -126,7 +117,7 @@ def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     script.add(hold(gate, reply("Never shown.")))
     served = script.served
     rec.type("Start something long.")
-    rec.server.wait_for_arrivals(served + 1, timeout=40)
+    world.server.wait_for_arrivals(served + 1, timeout=40)
     rec.wait_sign(lambda s: "esc interrupt" in s, "the spinner")
     rec.keys("Escape")
     rec.wait_sign(lambda s: "again to interrupt" in s, "the interrupt hint")
@@ -137,9 +128,15 @@ def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     rec.stop()
 
 
-def record_prompts(rec: ScreenRecorder) -> None:
+def record_main_narrow(world: World) -> None:
+    """The same at 100x30, each screen's name ending in ``-100x30``."""
+    record_main(world, (100, 30), "-100x30")
+
+
+def record_prompts(world: World) -> None:
     """waiting_user_answer: a permission prompt (OpenCode's own rules, bash set to ask) and a question."""
-    script = rec.server.script
+    rec = recorder(world)
+    script = world.server.script
     user_config(rec, permission={"bash": "ask"})
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_ready, "the prompt")
@@ -179,8 +176,9 @@ def record_prompts(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def record_failures(rec: ScreenRecorder) -> None:
+def record_failures(world: World) -> None:
     """error: OpenCode stopping at start-up (a broken user config), and a turn without any model provider."""
+    rec = recorder(world)
     folder = rec.workdir.parent / ".config" / "opencode"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "opencode.json").write_text('{"model": "anthropic/claude-sonnet-4-5",\n', encoding="utf-8")
@@ -209,10 +207,10 @@ def record_failures(rec: ScreenRecorder) -> None:
     user_config(rec)
 
 
-def sandbox_env(cli_binary: Path) -> dict[str, str]:
-    """What every recording (and live test) runs OpenCode with, besides the sandboxed HOME."""
+def sandbox_env(world: World) -> dict[str, str]:
+    """What every recording runs OpenCode with, besides the sandboxed HOME."""
     return {
-        "CAO_OPENCODE_CLI_BIN": str(cli_binary),
+        "CAO_OPENCODE_CLI_BIN": str(world.cli.binary),
         # models.dev is out of reach offline; OpenCode's bundled model list is enough.
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
@@ -220,39 +218,10 @@ def sandbox_env(cli_binary: Path) -> dict[str, str]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="OpenCode").parse_args(argv)
-    cli = install_npm_cli(PACKAGE, args.version, "opencode")
-    out = args.out or SCREENS / args.version
+RECORDING = Recording(
+    provider=opencode_provider(), package=PACKAGE, cli=npm("opencode"),
+    model_server=lambda: AnthropicServer(Script()),
     # A fixed, machine-neutral folder: OpenCode prints the working folder's path.
-    with neutral_root("cao-screens") as root, AnthropicServer(Script()) as server:
-        wanted = sandbox_env(cli.binary)
-        sandbox = make_sandbox(root, env=wanted)
-        # The user's own OpenCode settings stay out of the recording.
-        env = {k: v for k, v in sandbox.env.items() if not k.startswith("OPENCODE_") or k in wanted}
-        with environment(env), tmux_backend(root / "cao-home") as backend:
-            print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
-            if out.exists():
-                shutil.rmtree(out)
-
-            def recorder(size: tuple[int, int]) -> ScreenRecorder:
-                return ScreenRecorder(backend, opencode_provider().launch, provider=NAME, server=server,
-                                      workdir=sandbox.home / "project", out=out, size=size, profile=PROFILE,
-                                      timeout=60.0, settle=0.8, pause=0.4, runtime_root=sandbox.home.parent)
-
-            rec = recorder((220, 50))
-            record_main(rec)
-            record_prompts(rec)
-            record_failures(rec)
-            narrow = recorder((100, 30))
-            record_main(narrow, suffix="-100x30")
-        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
-                       recorded_with="providers/cao-provider-opencode-cli/scripts/record_screens.py",
-                       screens={**rec.manifest, **narrow.manifest})
-        server.assert_healthy()
-        server.script.assert_done()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    root=lambda: neutral_root("cao-screens"), setup=sandbox_env,
+    scenarios=(record_main, record_prompts, record_failures, record_main_narrow),
+)
