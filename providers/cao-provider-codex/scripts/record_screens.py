@@ -78,6 +78,17 @@ def started(rec: ScreenRecorder, world: World) -> None:
     ready(rec)
 
 
+def answered(message: str, sign: str) -> Callable[[ScreenRecorder, World], str]:
+    """Codex ready, ``message`` sent, the first screen showing ``sign``."""
+
+    def drive(rec: ScreenRecorder, world: World) -> str:
+        started(rec, world)
+        rec.type(message)
+        return shown(rec, sign)
+
+    return drive
+
+
 def _no_yolo(argv: list[str]) -> list[str]:
     kept = [a for a in argv if a != "--dangerously-bypass-approvals-and-sandbox"]
     return [*kept, "--ask-for-approval", "on-request"]
@@ -91,12 +102,6 @@ def _starting(rec: ScreenRecorder, world: World) -> str:
 def _idle(rec: ScreenRecorder, world: World) -> str:
     start(rec, world)
     return ready(rec)
-
-
-def _completed(rec: ScreenRecorder, world: World) -> str:
-    started(rec, world)
-    rec.type("What is the answer?")
-    return shown(rec, "Worked for")
 
 
 def _two_turns(rec: ScreenRecorder, world: World) -> str:
@@ -123,24 +128,12 @@ def _answer_before_summary(rec: ScreenRecorder, world: World) -> str:
     return screen
 
 
-def _thinking(rec: ScreenRecorder, world: World) -> str:
-    started(rec, world)
-    rec.type("Think about it.")
-    return shown(rec, "esc to interrupt")
-
-
 def _tool_running(rec: ScreenRecorder, world: World) -> str:
     started(rec, world)
     rec.type("Run a slow command.")
     shown(rec, "esc to interrupt")
     time.sleep(2.5)  # well inside the command's 6 s
     return shown(rec, "esc to interrupt")
-
-
-def _after_tool(rec: ScreenRecorder, world: World) -> str:
-    started(rec, world)
-    rec.type("List the folder, then answer.")
-    return shown(rec, "Worked for")
 
 
 NOTES_SERVER = '''
@@ -174,12 +167,6 @@ def _approval(rec: ScreenRecorder, world: World) -> str:
     ready(rec)
     rec.type("Create the marker file.")
     return shown(rec, "Press enter to confirm")
-
-
-def _model_error(rec: ScreenRecorder, world: World) -> str:
-    started(rec, world)
-    rec.type("Please fail.")
-    return shown(rec, "scripted refusal")
 
 
 def _interrupted(rec: ScreenRecorder, world: World) -> str:
@@ -253,24 +240,27 @@ def scenario(name: str, status: TerminalStatus, answer: str | None, turns: list[
 SCENARIOS = [
     scenario("unknown-starting", TerminalStatus.UNKNOWN, None, [], _starting),
     scenario("idle-start", TerminalStatus.IDLE, None, [], _idle),
-    scenario("completed-reply", TerminalStatus.COMPLETED, ANSWER, [reply(ANSWER)], _completed),
+    scenario("completed-reply", TerminalStatus.COMPLETED, ANSWER, [reply(ANSWER)],
+             answered("What is the answer?", "Worked for")),
     scenario("completed-second-turn", TerminalStatus.COMPLETED, PARAGRAPHS,
              [reply("First turn."), reply(PARAGRAPHS)], _two_turns),
-    scenario("processing-thinking", TerminalStatus.PROCESSING, None, [think(8, "late")], _thinking),
+    scenario("processing-thinking", TerminalStatus.PROCESSING, None, [think(8, "late")],
+             answered("Think about it.", "esc to interrupt")),
     scenario("processing-answer-before-summary", TerminalStatus.PROCESSING, None, [reply(PARAGRAPHS)],
              _answer_before_summary),
     scenario("processing-tool", TerminalStatus.PROCESSING, None,
              [call_tool("exec_command", {"cmd": "sleep 6"}), reply("slept")], _tool_running),
     scenario("completed-after-tool", TerminalStatus.COMPLETED, "The folder is empty.",
              [call_tool("exec_command", {"cmd": "ls"}, text="Listing it."), reply("The folder is empty.")],
-             _after_tool),
+             answered("List the folder, then answer.", "Worked for")),
     scenario("completed-after-mcp-tool", TerminalStatus.COMPLETED, "Noted it.",
              [call_tool("mcp__notes__add_note", {"text": "buy milk"}), reply("Noted it.")], _after_mcp_tool),
     scenario("waiting-approval", TerminalStatus.WAITING_USER_ANSWER, None,
              [call_tool("exec_command", {"cmd": "touch marker", "sandbox_permissions": "require_escalated",
                                          "justification": "Create the marker file?"})], _approval),
     scenario("error-model-refusal", TerminalStatus.ERROR, None,
-             [fail(400, "scripted refusal: context too long")], _model_error),
+             [fail(400, "scripted refusal: context too long")],
+             answered("Please fail.", "scripted refusal")),
     scenario("idle-interrupted", TerminalStatus.IDLE, None, [think(30, "never seen")], _interrupted),
     scenario("processing-typed-unsent", TerminalStatus.PROCESSING, None, [], _typed),
     scenario("waiting-trust-folder", TerminalStatus.WAITING_USER_ANSWER, None, [], _trust,

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -142,6 +142,14 @@ def install_npm_cli(package: str, version: str, bin_name: str, *, cache: Path | 
     root = (cache or cache_root()).expanduser()
     folder = root / _folder_name(package, version)
     binary = folder / "node_modules" / ".bin" / bin_name
+    return _installed(package, version, root, folder, binary,
+                      lambda: _npm_install(package, version, root, folder, timeout))
+
+
+def _installed(package: str, version: str, root: Path, folder: Path, binary: Path,
+               install: Callable[[], None]) -> InstalledCli:
+    """The program ``binary`` of ``folder`` once it answers its version check (checked once per process),
+    ``install``ed first when it is missing or broken; other processes wait on the folder's lock."""
     with _checked_lock:
         if _checked.get(binary) is not None:
             return InstalledCli(package=package, version=version, prefix=folder, binary=binary,
@@ -154,7 +162,7 @@ def install_npm_cli(package: str, version: str, bin_name: str, *, cache: Path | 
                 shutil.rmtree(folder, ignore_errors=True)  # a broken install is replaced, not reused
             else:
                 return _remember(package, version, folder, binary, output)
-        _npm_install(package, version, root, folder, timeout)
+        install()
         output = _check(binary, version)
         return _remember(package, version, folder, binary, output)
 
@@ -308,21 +316,11 @@ def install_pypi_cli(package: str, version: str, bin_name: str, *,
         name += f"-{_SAFE.sub('-', exclude_newer)}"
     folder = root / name
     binary = folder / "bin" / bin_name
-    with _checked_lock:
-        if _checked.get(binary) is not None:
-            return InstalledCli(package=package, version=version, prefix=folder, binary=binary,
-                                version_output=_checked[binary])
-    with _locked(root / f".{folder.name}.lock"):
-        if binary.exists():
-            try:
-                output = _check(binary, version)
-            except LiveCliUnavailable:
-                shutil.rmtree(folder, ignore_errors=True)  # a broken install is replaced, not reused
-            else:
-                return _remember(package, version, folder, binary, output)
+
+    def install() -> None:
         _uv_install(package, version, interpreter, exclude_newer, root, folder, timeout)
-        output = _check(binary, version)
-        return _remember(package, version, folder, binary, output)
+
+    return _installed(package, version, root, folder, binary, install)
 
 
 def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: str | None, root: Path,
