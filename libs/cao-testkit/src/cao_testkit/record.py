@@ -97,23 +97,32 @@ def _tried(recording: Recording, cli: InstalledCli, out: Path, scenario: Any) ->
     raise SystemExit(f"{name}: not captured in {recording.attempts} attempts")
 
 
-def _arguments(argv: list[str]) -> tuple[Path, Recording, argparse.Namespace]:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("package", type=Path, nargs="?")
-    known, _ = first.parse_known_args(argv)
-    if known.package is None:
-        parser = recording_arguments(__doc__, version="newest tested", cli="the CLI's")
-        parser.add_argument("package", type=Path, metavar="PACKAGE_FOLDER")
-        parser.parse_args(argv)  # prints help, or says what is missing
-        raise SystemExit(2)
-    recording = load_recording(known.package)
-    parser = recording_arguments(__doc__, version=recording.provider.tested_versions[-1],
-                                 cli=recording.package)
+def _parser(recording: Recording | None) -> argparse.ArgumentParser:
+    if recording is None:
+        parser = recording_arguments(__doc__, version="the newest tested", cli="the CLI's")
+    else:
+        parser = recording_arguments(__doc__, version=recording.provider.tested_versions[-1],
+                                     cli=recording.package)
+    parser.prog = "python -m cao_testkit.record"
     parser.add_argument("package", type=Path, metavar="PACKAGE_FOLDER",
                         help="the provider package's folder (it holds scripts/record_screens.py)")
     parser.add_argument("--only", action="append", default=[], metavar="SCENARIO",
                         help="record only this scenario (repeatable); the folder's other screens stay")
-    return known.package, recording, parser.parse_args(argv)
+    return parser
+
+
+def _arguments(argv: list[str]) -> tuple[Path, Recording, argparse.Namespace]:
+    # The package comes first: its recording gives the default version.
+    first = argparse.ArgumentParser(add_help=False)
+    for option in ("--version", "--out", "--only"):
+        first.add_argument(option, action="append")
+    first.add_argument("package", type=Path, nargs="?")
+    known, _ = first.parse_known_args(argv)
+    if known.package is None:
+        _parser(None).parse_args(argv)  # prints the help, or says the folder is missing
+        raise SystemExit(2)
+    recording = load_recording(known.package)
+    return known.package, recording, _parser(recording).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
