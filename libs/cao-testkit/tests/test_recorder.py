@@ -1,4 +1,4 @@
-"""``cao_testkit.recorder``: the shared part of every provider's ``scripts/record_screens.py``.
+"""``cao_testkit.recorder``: the machinery under every provider's recording of its screens.
 
 The recorder drives the real mock_cli (the mock provider's own launch) through cao's tmux backend on a
 private tmux server, so what it waits for, saves and writes is checked against a real terminal.

@@ -315,7 +315,7 @@ def tmux_backend(home_dir: Path) -> Iterator[TerminalBackend]:
 
 def recording_arguments(doc: str, *, version: str | None = None, cli: str = "",
                         out_default: str = "tests/screens/<version>") -> argparse.ArgumentParser:
-    """The recording script's command line: ``--version`` (when ``version``, the newest tested one,
+    """The recording command's command line: ``--version`` (when ``version``, the newest tested one,
     is given; ``cli`` names the program in its help) and ``--out``. The description is the first
     paragraph of ``doc``."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
@@ -328,7 +328,7 @@ def recording_arguments(doc: str, *, version: str | None = None, cli: str = "",
 
 def write_manifest(out: Path, *, package: str, version: str, version_output: str, recorded_with: str,
                    screens: Mapping[str, Mapping[str, Any]], source: str = "recorded") -> Path:
-    """Write ``out/manifest.json`` with the standard fields (``recorded_with``: the script, from the
+    """Write ``out/manifest.json`` with the standard fields (``recorded_with``: the scenarios file, from the
     repository root) and return its path."""
     manifest = {"package": package, "version": version, "version_output": version_output, "source": source,
                 "recorded_with": recorded_with, "screens": dict(screens)}
