@@ -17,16 +17,15 @@ waits for the screen to settle on the sign it expects.
 from __future__ import annotations
 
 import os
-import threading
 
 from cao_hookspecs import AgentProfile
 from cao_provider_claude_code.provider import claude_code_provider
-from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import AnthropicServer
 from cao_testkit.recorder import json_edit, neutral_root
 from cao_testkit.recording import Recording, World, npm
+from cao_testkit.steps import held_turn
 
-ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
     "I listed the folder.\n\n"
     "Findings:\n\n"
@@ -45,19 +44,9 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     """idle, processing, completed (plain and after a tool), error: the default (bypass) launch."""
     rec = world.recorder(size)
     script = world.server.script
-    gate = threading.Event()
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_box_ready, "the prompt"), "idle")
-
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    world.server.wait_for_arrivals(served + 1)
-    screen = rec.wait_sign(lambda s: "esc to interrupt" in s and "…" in s, "the spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _box_ready(s), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
+    held_turn(rec, busy=lambda s: "esc to interrupt" in s and "…" in s, ready=_box_ready, suffix=suffix)
 
     script.add(call_tool("Bash", {"command": "ls", "description": "List files"}), reply(LONG_ANSWER))
     rec.type("Look around and report.")

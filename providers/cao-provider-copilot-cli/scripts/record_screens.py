@@ -22,20 +22,19 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import threading
 import time
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
 from cao_provider_copilot_cli.provider import copilot_cli_provider
-from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_testkit.models.cli import cache_root
 from cao_testkit.recorder import ScreenRecorder, neutral_root
 from cao_testkit.recording import Recording, World, npm
+from cao_testkit.steps import held_turn
 
 MODEL = "claude-sonnet-4"
-ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
     "I listed the folder.\n\n"
     "Findings:\n\n"
@@ -103,19 +102,9 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     """idle, processing, completed (plain and after a tool), error: the default (allow-all) launch."""
     rec = recorder(world, size)
     script = world.server.script
-    gate = threading.Event()
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_box_ready, "the prompt"), "idle")
-
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    world.server.wait_for_arrivals(served + 1)
-    screen = rec.wait_sign(_busy, "the busy footer")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _box_ready(s), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
+    held_turn(rec, busy=_busy, ready=_box_ready, suffix=suffix)
 
     script.add(call_tool("bash", {"command": "ls", "description": "List files"}), reply(LONG_ANSWER))
     rec.type("Look around and report.")

@@ -16,19 +16,17 @@ the screen to settle on the sign it expects.
 
 from __future__ import annotations
 
-import threading
-
 import attrs
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan
 from cao_provider_gemini_cli.provider import gemini_cli_provider
-from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.gemini import GeminiServer
 from cao_testkit.recorder import ScreenRecorder, json_edit, neutral_root
 from cao_testkit.recording import Recording, World, npm
+from cao_testkit.steps import held_turn
 
 MODEL = "gemini-2.5-pro"
-ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
     "I listed the folder.\n\n"
     "Findings:\n\n"
@@ -70,22 +68,12 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     """idle, processing, completed (plain and after a tool), error: the default (yolo) launch."""
     rec = recorder(world, size)
     script = world.server.script
-    gate = threading.Event()
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     # Transient (under a second): taken the moment it shows, not after it settles.
     rec.save(f"unknown_starting{suffix}", rec.wait(_starting, "the prompt without the header", settle=0.0),
              "unknown", note="prompt drawn before the header: still setting up")
     rec.save(f"idle{suffix}", rec.wait(_prompt_ready, "the prompt"), "idle")
-
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    world.server.wait_for_arrivals(served + 1)
-    screen = rec.wait_sign(lambda s: SPINNER in s, "the spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _prompt_ready(s), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
+    held_turn(rec, busy=lambda s: SPINNER in s, ready=_prompt_ready, suffix=suffix)
 
     script.add(call_tool("run_shell_command", {"command": "ls", "description": "List files"}),
                reply(LONG_ANSWER))

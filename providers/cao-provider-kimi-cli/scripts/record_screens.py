@@ -22,21 +22,19 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
 
 from cao_hookspecs import AgentProfile
 from cao_provider_kimi_cli.dialogs import STARTUP_DIALOGS
 from cao_provider_kimi_cli.provider import kimi_cli_provider
-from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.openai import OpenAIServer
 from cao_testkit.recorder import ScreenRecorder, neutral_root
 from cao_testkit.recording import Recording, World, pypi
+from cao_testkit.steps import held_turn
 
 #: Dependencies as PyPI had them the day after each tested release (kimi-cli pins few of its own).
 EXCLUDE_NEWER = {"1.51.0": "2026-09-22"}
 MODEL = "scripted"
-ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
     "I listed the folder.\n\n"
     "The build script is missing a clean step, and two tests are slow.\n\n"
@@ -67,16 +65,6 @@ def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
     return world.recorder(size, settle=0.8, runtime_name="rt-{width}x{height}-{count}", ids=world.ids)
 
 
-def arrivals(rec: ScreenRecorder, count: int, timeout: float = 15.0) -> None:
-    """Wait until ``count`` scripted turns have been taken (a held one counts once it is asked for)."""
-    deadline = time.monotonic() + timeout
-    while rec.server.script.served < count:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{rec.server.script.served} of {count} model turns asked for within "
-                             f"{timeout:g} s; screen:\n{rec.screen()}")
-        time.sleep(0.05)
-
-
 _MOON = "🌑🌒🌓🌔🌕🌖🌗🌘"
 
 
@@ -98,19 +86,10 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     """idle, processing (model and tool), completed (plain and after a tool), error: the default launch."""
     rec = recorder(world, size)
     script = world.server.script
-    gate = threading.Event()
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_prompt_ready, "the prompt"), "idle")
-
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    arrivals(rec, served + 1)
-    screen = rec.wait_sign(lambda s: any(r[:1] in _MOON for r in _rows(s) if r), "the moon spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _prompt_ready(s), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
+    held_turn(rec, busy=lambda s: any(r[:1] in _MOON for r in _rows(s) if r), ready=_prompt_ready,
+              suffix=suffix, arrival_timeout=15.0)
 
     script.add(call_tool("Shell", {"command": "sleep 4; ls"}), reply(LONG_ANSWER))
     rec.type("Look around and report.")

@@ -28,9 +28,9 @@ from cao_testkit.models import Script, call_tool, fail, hold, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_testkit.recorder import ScreenRecorder, neutral_root
 from cao_testkit.recording import Recording, World, npm
+from cao_testkit.steps import held_turn
 
 MODEL = "anthropic/claude-sonnet-4-5"
-ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
     "I listed the folder.\n\n"
     "Findings:\n\n"
@@ -79,7 +79,6 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     """idle, processing (model and tool), completed (plain and after a tool), error, interrupted."""
     rec = recorder(world, size)
     script = world.server.script
-    gate = threading.Event()
     user_config(rec)
     rec.start()
     rec.save(f"idle{suffix}", rec.wait(lambda s: _ready(s) and "Ask anything" in s, "the prompt"), "idle")
@@ -90,15 +89,8 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     rec.keys("C-u")
     rec.wait(lambda s: _ready(s) and "Fix the flaky test" not in s, "the cleared prompt")
 
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    world.server.wait_for_arrivals(served + 1, timeout=40)
-    screen = rec.wait_sign(lambda s: "esc interrupt" in s, "the spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(_finished(ANSWER), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
+    held_turn(rec, busy=lambda s: "esc interrupt" in s, ready=lambda s: _ready(s) and bool(_FINISHED.search(s)),
+              suffix=suffix, arrival_timeout=40.0)
 
     script.add(call_tool("bash", {"command": "sleep 4; ls", "description": "List files slowly"}),
                reply(LONG_ANSWER))

@@ -19,19 +19,18 @@ and add a scenario per start-up dialog and per state it has.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import AnthropicServer
 from cao_testkit.recorder import ScreenRecorder
 from cao_testkit.recording import Recording, World, stand_in
+from cao_testkit.steps import held_turn
 from {{ cookiecutter.__module }}.launch import BINARY
 from {{ cookiecutter.__module }}.provider import provider
 
 EXAMPLE_CLI = Path(__file__).resolve().parent.parent / "tests" / "programs" / "example_cli.py"
-ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = ("Findings:\n\n- the build script has no clean step\n- two tests are slow\n\n"
                "I would add the clean step first.")
 TOOL_ANSWER = "Created notes.txt."
@@ -68,16 +67,7 @@ def record_turns(world: World) -> None:
     rec.start(AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save("idle", rec.wait(_prompt_back, "the prompt"), "idle")
 
-    gate = threading.Event()
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    world.server.wait_for_arrivals(served + 1)
-    screen = rec.wait(lambda s: "Working…" in s, "the busy row")
-    rec.save("processing", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _prompt_back(s), "the answer")
-    rec.save("completed", screen, "completed", last_message=ANSWER)
+    held_turn(rec, busy=lambda s: "Working…" in s, ready=_prompt_back, animated=False)
 
     script.add(call_tool("run_command", {"command": "touch notes.txt"}), reply(TOOL_ANSWER))
     rec.type("Create a notes file.")
