@@ -20,19 +20,11 @@ import os
 
 from cao_hookspecs import AgentProfile
 from cao_provider_claude_code.provider import claude_code_provider
-from cao_testkit.models import Script, call_tool, fail, reply
+from cao_testkit.models import Script, call_tool, fail
 from cao_testkit.models.anthropic import AnthropicServer
 from cao_testkit.recorder import json_edit, neutral_root
-from cao_testkit.recording import Recording, World, npm
-from cao_testkit.steps import held_turn
-
-LONG_ANSWER = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "- the build script is missing a clean step\n"
-    "- two tests are slow\n\n"
-    "Next I would add the clean step."
-)
+from cao_testkit.recording import Recording, World, at_size, npm
+from cao_testkit.steps import QUESTION, approval_turn, failed_turn, held_turn, question_turn, tool_turn
 
 
 def _box_ready(screen: str) -> bool:
@@ -43,65 +35,41 @@ def _box_ready(screen: str) -> bool:
 def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing, completed (plain and after a tool), error: the default (bypass) launch."""
     rec = world.recorder(size)
-    script = world.server.script
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_box_ready, "the prompt"), "idle")
     held_turn(rec, busy=lambda s: "esc to interrupt" in s and "…" in s, ready=_box_ready, suffix=suffix)
-
-    script.add(call_tool("Bash", {"command": "ls", "description": "List files"}), reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait(lambda s: "Next I would add the clean step." in s and _box_ready(s), "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_ANSWER)
-
-    script.add(fail(529, "Overloaded", kind="overloaded_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "API Error" in s and _box_ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 529 without a retry hint")
+    tool_turn(rec, call_tool("Bash", {"command": "ls", "description": "List files"}), ready=_box_ready,
+              suffix=suffix)
+    failed_turn(rec, fail(529, "Overloaded", kind="overloaded_error"), shows="API Error", ready=_box_ready,
+                note="the API answered 529 without a retry hint", suffix=suffix)
     rec.stop()
-
-
-def record_main_narrow(world: World) -> None:
-    """The same at 100x30, each screen's name ending in ``-100x30``."""
-    record_main(world, (100, 30), "-100x30")
 
 
 def record_permission(world: World) -> None:
     """waiting_user_answer: a permission prompt under the default permission mode."""
     rec = world.recorder()
-    script = world.server.script
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_box_ready, "the prompt")
-    script.add(call_tool("Bash", {"command": "touch recorded.txt", "description": "Create a file"}),
-               reply("Created the file."))
-    rec.type("Create a file.")
     # The pending tool call's bullet blinks under the prompt: the screen never settles.
-    screen = rec.wait_sign(lambda s: "Do you want to proceed?" in s and "Esc to cancel" in s,
-                           "the permission prompt")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="Bash permission prompt")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Created the file." in s and _box_ready(s), "the answer after approval")
-    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
+    approval_turn(rec, call_tool("Bash", {"command": "touch recorded.txt", "description": "Create a file"}),
+                  asking=lambda s: "Do you want to proceed?" in s and "Esc to cancel" in s, ready=_box_ready,
+                  note="Bash permission prompt", animated=True)
     rec.stop()
 
 
 def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (AskUserQuestion)."""
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database", "multiSelect": False,
+        "question": QUESTION, "header": "Database", "multiSelect": False,
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
     rec = world.recorder()
     rec.start()
     rec.wait(_box_ready, "the prompt")
-    world.server.script.add(call_tool("AskUserQuestion", question), reply("Going with SQLite."))
-    rec.type("Set up storage.")
-    screen = rec.wait_sign(lambda s: "Which database should I use?" in s and "Enter to select" in s,
-                           "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="AskUserQuestion menu")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Going with SQLite." in s and _box_ready(s), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    question_turn(rec, call_tool("AskUserQuestion", question),
+                  asking=lambda s: QUESTION in s and "Enter to select" in s, ready=_box_ready,
+                  note="AskUserQuestion menu", animated=True)
     rec.stop()
 
 
@@ -156,5 +124,5 @@ RECORDING = Recording(
     # A fixed, machine-neutral folder: dialogs print the working folder's full path.
     root=lambda: neutral_root("cao-screens"), setup=sandbox_env,
     scenarios=(record_main, record_permission, record_question, record_dialogs, record_exit,
-               record_main_narrow),
+               at_size(record_main, (100, 30))),
 )

@@ -31,25 +31,20 @@ from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_testkit.models.cli import cache_root
 from cao_testkit.recorder import ScreenRecorder, neutral_root
-from cao_testkit.recording import Recording, World, npm
-from cao_testkit.steps import held_turn
+from cao_testkit.recording import Recording, World, at_size, npm
+from cao_testkit.steps import (
+    LONG_ANSWER,
+    QUESTION,
+    approval_turn,
+    failed_turn,
+    held_turn,
+    question_turn,
+    tool_turn,
+)
 
 MODEL = "claude-sonnet-4"
-LONG_ANSWER = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "- the build script is missing a clean step\n"
-    "- two tests are slow\n\n"
-    "Next I would add the clean step."
-)
 # How Copilot renders LONG_ANSWER's Markdown (list bullets become "•").
-LONG_ANSWER_SHOWN = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "• the build script is missing a clean step\n"
-    "• two tests are slow\n\n"
-    "Next I would add the clean step."
-)
+LONG_ANSWER_SHOWN = LONG_ANSWER.replace("\n- ", "\n• ")
 PROVIDER_VARS = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_API_KEY",
                  "COPILOT_OFFLINE", "COPILOT_MODEL")
 # The CLI unpacks ~240 MB on its first start (even for --version): one shared copy, not one per HOME.
@@ -101,26 +96,14 @@ def _busy(screen: str) -> bool:
 def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing, completed (plain and after a tool), error: the default (allow-all) launch."""
     rec = recorder(world, size)
-    script = world.server.script
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_box_ready, "the prompt"), "idle")
     held_turn(rec, busy=_busy, ready=_box_ready, suffix=suffix)
-
-    script.add(call_tool("bash", {"command": "ls", "description": "List files"}), reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait(lambda s: "Next I would add the clean step." in s and _box_ready(s), "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_ANSWER_SHOWN)
-
-    script.add(fail(400, "messages: text content blocks must be non-empty"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "must be non-empty" in s and _box_ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 400")
+    tool_turn(rec, call_tool("bash", {"command": "ls", "description": "List files"}), ready=_box_ready,
+              suffix=suffix, shown=LONG_ANSWER_SHOWN)
+    failed_turn(rec, fail(400, "messages: text content blocks must be non-empty"), shows="must be non-empty",
+                ready=_box_ready, note="the API answered 400", suffix=suffix)
     rec.stop()
-
-
-def record_main_narrow(world: World) -> None:
-    """The same at 100x30, each screen's name ending in ``-100x30``."""
-    record_main(world, (100, 30), "-100x30")
 
 
 def record_tool_and_cancel(world: World) -> None:
@@ -184,7 +167,6 @@ def record_between_steps(world: World, attempts: int = 8) -> None:
 def record_restricted(world: World) -> None:
     """The trust dialog and a permission prompt: a profile that allows only git among shell commands."""
     rec = recorder(world)
-    script = world.server.script
     rec.start(profile=AgentProfile(name="careful", system_prompt="You are careful."),
               allowed_tools=("fs_*", "shell(git:*)"))
     screen = rec.wait(lambda s: "Do you trust the files in this folder?" in s, "the trust dialog")
@@ -192,33 +174,24 @@ def record_restricted(world: World) -> None:
              note="start-up dialog of an agent restricted to some tools")
     rec.keys("Enter")
     rec.wait(_box_ready, "the prompt after trusting the folder")
-    script.add(call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
-               reply("Created the file."))
-    rec.type("Create a file.")
-    screen = rec.wait(lambda s: "Do you want to run this command?" in s, "the permission prompt")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="shell permission prompt")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Created the file." in s and _box_ready(s), "the answer after approval")
-    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
+    approval_turn(rec, call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
+                  asking=lambda s: "Do you want to run this command?" in s, ready=_box_ready,
+                  note="shell permission prompt")
     rec.stop()
 
 
 def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user to choose (the ask_user tool)."""
     rec = recorder(world)
-    question = {"message": "Which database should I use?",
+    question = {"message": QUESTION,
                 "requestedSchema": {"properties": {"db": {"type": "string", "title": "Database",
                                                           "enum": ["SQLite", "Postgres"]}},
                                     "required": ["db"]}}
     rec.start()
     rec.wait(_box_ready, "the prompt")
-    world.server.script.add(call_tool("ask_user", question), reply("Going with SQLite."))
-    rec.type("Set up storage.")
-    screen = rec.wait(lambda s: "Which database should I use?" in s and "enter accept" in s, "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="ask_user question")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Going with SQLite." in s and _box_ready(s), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    question_turn(rec, call_tool("ask_user", question),
+                  asking=lambda s: QUESTION in s and "enter accept" in s, ready=_box_ready,
+                  note="ask_user question")
     rec.stop()
 
 
@@ -282,5 +255,6 @@ RECORDING = Recording(
     # A fixed, machine-neutral folder: Copilot prints the working folder's full path.
     root=lambda: neutral_root("cao-screens-copilot-cli"), setup=copilot_env,
     scenarios=(record_main, record_tool_and_cancel, record_between_steps, record_restricted, record_question,
-               record_refusals, record_unreachable, record_signed_out, record_first_run, record_main_narrow),
+               record_refusals, record_unreachable, record_signed_out, record_first_run,
+               at_size(record_main, (100, 30))),
 )

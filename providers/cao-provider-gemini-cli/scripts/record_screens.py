@@ -23,17 +23,18 @@ from cao_provider_gemini_cli.provider import gemini_cli_provider
 from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.gemini import GeminiServer
 from cao_testkit.recorder import ScreenRecorder, json_edit, neutral_root
-from cao_testkit.recording import Recording, World, npm
-from cao_testkit.steps import held_turn
+from cao_testkit.recording import Recording, World, at_size, npm
+from cao_testkit.steps import (
+    LONG_ANSWER,
+    QUESTION,
+    approval_turn,
+    failed_turn,
+    held_turn,
+    question_turn,
+    tool_turn,
+)
 
 MODEL = "gemini-2.5-pro"
-LONG_ANSWER = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "- the build script is missing a clean step\n"
-    "- two tests are slow\n\n"
-    "Next I would add the clean step."
-)
 # Gemini CLI renders a Markdown list item with a space before its marker.
 LONG_ANSWER_SHOWN = LONG_ANSWER.replace("\n- ", "\n - ")
 SPINNER = "esc to cancel"
@@ -74,13 +75,8 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
              "unknown", note="prompt drawn before the header: still setting up")
     rec.save(f"idle{suffix}", rec.wait(_prompt_ready, "the prompt"), "idle")
     held_turn(rec, busy=lambda s: SPINNER in s, ready=_prompt_ready, suffix=suffix)
-
-    script.add(call_tool("run_shell_command", {"command": "ls", "description": "List files"}),
-               reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait(lambda s: "Next I would add the clean step." in s and _prompt_ready(s),
-                      "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_ANSWER_SHOWN)
+    tool_turn(rec, call_tool("run_shell_command", {"command": "ls", "description": "List files"}),
+              ready=_prompt_ready, suffix=suffix, shown=LONG_ANSWER_SHOWN)
 
     script.add(call_tool("run_shell_command", {"command": "sleep 4", "description": "Wait for the build"}),
                reply("The build finished."))
@@ -91,33 +87,20 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     rec.save(f"completed_after_running_tool{suffix}", screen, "completed", last_message="The build finished.")
 
     # A 4xx: Gemini CLI retries 429 and 5xx answers for a long while before it shows them.
-    script.add(fail(400, "API key not valid. Please pass a valid API key.", kind="INVALID_ARGUMENT"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "API Error" in s and _prompt_ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 400 INVALID_ARGUMENT")
+    failed_turn(rec, fail(400, "API key not valid. Please pass a valid API key.", kind="INVALID_ARGUMENT"),
+                shows="API Error", ready=_prompt_ready, note="the API answered 400 INVALID_ARGUMENT",
+                suffix=suffix)
     rec.stop()
-
-
-def record_main_narrow(world: World) -> None:
-    """The same at 100x30, each screen's name ending in ``-100x30``."""
-    record_main(world, (100, 30), "-100x30")
 
 
 def record_permission(world: World) -> None:
     """waiting_user_answer: a tool approval under the default approval mode."""
     rec = recorder(world)
-    script = world.server.script
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_prompt_ready, "the prompt")
-    script.add(call_tool("run_shell_command", {"command": "touch recorded.txt",
-                                               "description": "Create a file"}),
-               reply("Created the file."))
-    rec.type("Create a file.")
-    screen = rec.wait(lambda s: "Allow execution of" in s and "● 1. Allow once" in s, "the approval")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="shell command approval")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Created the file." in s and _prompt_ready(s), "the answer after approval")
-    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
+    create = call_tool("run_shell_command", {"command": "touch recorded.txt", "description": "Create a file"})
+    approval_turn(rec, create, asking=lambda s: "Allow execution of" in s and "● 1. Allow once" in s,
+                  ready=_prompt_ready, note="shell command approval")
     rec.stop()
 
 
@@ -125,19 +108,14 @@ def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (ask_user)."""
     rec = recorder(world)
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database", "type": "choice",
+        "question": QUESTION, "header": "Database", "type": "choice",
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
     rec.start()
     rec.wait(_prompt_ready, "the prompt")
-    world.server.script.add(call_tool("ask_user", question), reply("Going with SQLite."))
-    rec.type("Set up storage.")
-    screen = rec.wait(lambda s: "Which database should I use?" in s and "SQLite" in s, "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="ask_user choice")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Going with SQLite." in s and _prompt_ready(s), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    question_turn(rec, call_tool("ask_user", question), asking=lambda s: QUESTION in s and "SQLite" in s,
+                  ready=_prompt_ready, note="ask_user choice")
     rec.stop()
 
 
@@ -185,5 +163,5 @@ RECORDING = Recording(
     setup=lambda world: {**world.server.client_env(), "CAO_GEMINI_CLI_BIN": str(world.cli.binary),
                          "TERM": "xterm-256color"},
     scenarios=(record_main, record_permission, record_question, record_dialogs, record_exit,
-               record_main_narrow),
+               at_size(record_main, (100, 30))),
 )

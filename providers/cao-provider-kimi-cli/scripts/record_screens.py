@@ -26,11 +26,11 @@ import os
 from cao_hookspecs import AgentProfile
 from cao_provider_kimi_cli.dialogs import STARTUP_DIALOGS
 from cao_provider_kimi_cli.provider import kimi_cli_provider
-from cao_testkit.models import Script, call_tool, fail, reply
+from cao_testkit.models import Script, call_tool, fail
 from cao_testkit.models.openai import OpenAIServer
 from cao_testkit.recorder import ScreenRecorder, neutral_root
-from cao_testkit.recording import Recording, World, pypi
-from cao_testkit.steps import held_turn
+from cao_testkit.recording import Recording, World, at_size, pypi
+from cao_testkit.steps import QUESTION, approval_turn, failed_turn, held_turn, question_turn, tool_turn
 
 #: Dependencies as PyPI had them the day after each tested release (kimi-cli pins few of its own).
 EXCLUDE_NEWER = {"1.51.0": "2026-09-22"}
@@ -85,46 +85,28 @@ def _prompt_ready(screen: str) -> bool:
 def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing (model and tool), completed (plain and after a tool), error: the default launch."""
     rec = recorder(world, size)
-    script = world.server.script
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_prompt_ready, "the prompt"), "idle")
     held_turn(rec, busy=lambda s: any(r[:1] in _MOON for r in _rows(s) if r), ready=_prompt_ready,
               suffix=suffix, arrival_timeout=15.0)
-
-    script.add(call_tool("Shell", {"command": "sleep 4; ls"}), reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait_sign(lambda s: "Using Shell (sleep 4; ls)" in s, "the running tool")
-    rec.save(f"processing_tool{suffix}", screen, "processing", note="a Shell call still running")
-    screen = rec.wait(lambda s: "Next I would add the clean step." in s and _prompt_ready(s),
-                      "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_ANSWER)
-
-    script.add(fail(400, "The model `scripted` does not exist", kind="invalid_request_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "LLM provider error" in s and _prompt_ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 400 (no retry)")
+    tool_turn(rec, call_tool("Shell", {"command": "sleep 4; ls"}), ready=_prompt_ready, suffix=suffix,
+              answer=LONG_ANSWER, running=lambda s: "Using Shell (sleep 4; ls)" in s,
+              running_note="a Shell call still running")
+    failed_turn(rec, fail(400, "The model `scripted` does not exist", kind="invalid_request_error"),
+                shows="LLM provider error", ready=_prompt_ready, note="the API answered 400 (no retry)",
+                suffix=suffix)
     rec.stop()
-
-
-def record_main_narrow(world: World) -> None:
-    """The same at 100x30, each screen's name ending in ``-100x30``."""
-    record_main(world, (100, 30), "-100x30")
 
 
 def record_approval(world: World) -> None:
     """waiting_user_answer: an approval prompt under ``permissionMode: default``."""
     rec = recorder(world)
-    script = world.server.script
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_prompt_ready, "the prompt")
-    script.add(call_tool("Shell", {"command": "touch recorded.txt"}), reply("Created the file."))
-    rec.type("Create a file.")
     # The pending tool call's spinner keeps turning above the panel: the screen never settles.
-    screen = rec.wait_sign(lambda s: "requesting approval" in s and "confirm" in s, "the approval panel")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="Shell approval panel")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Created the file." in s and _prompt_ready(s), "the answer after approval")
-    rec.save("completed_after_approval", screen, "completed", last_message="Created the file.")
+    approval_turn(rec, call_tool("Shell", {"command": "touch recorded.txt"}),
+                  asking=lambda s: "requesting approval" in s and "confirm" in s, ready=_prompt_ready,
+                  note="Shell approval panel", animated=True, approved="completed_after_approval")
     rec.stop()
 
 
@@ -132,20 +114,15 @@ def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (AskUserQuestion)."""
     rec = recorder(world)
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database", "multi_select": False,
+        "question": QUESTION, "header": "Database", "multi_select": False,
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
     rec.start()
     rec.wait(_prompt_ready, "the prompt")
-    world.server.script.add(call_tool("AskUserQuestion", question), reply("Going with SQLite."))
-    rec.type("Set up storage.")
-    screen = rec.wait_sign(lambda s: "Which database should I use?" in s and "[2] Postgres" in s,
-                           "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="AskUserQuestion panel")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Going with SQLite." in s and _prompt_ready(s), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    question_turn(rec, call_tool("AskUserQuestion", question),
+                  asking=lambda s: QUESTION in s and "[2] Postgres" in s, ready=_prompt_ready,
+                  note="AskUserQuestion panel", animated=True)
     rec.stop()
 
 
@@ -195,5 +172,5 @@ RECORDING = Recording(
     # A fixed, machine-neutral folder: a refused config's screen shows its full path.
     root=lambda: neutral_root("cao-kimi-screens"), setup=user_config,
     scenarios=(record_main, record_approval, record_question, record_gates, record_startup_failure,
-               record_main_narrow),
+               at_size(record_main, (100, 30))),
 )

@@ -20,26 +20,16 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable
 
 from cao_hookspecs import AgentProfile
 from cao_provider_opencode_cli.provider import PACKAGE, opencode_provider
 from cao_testkit.models import Script, call_tool, fail, hold, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_testkit.recorder import ScreenRecorder, neutral_root
-from cao_testkit.recording import Recording, World, npm
-from cao_testkit.steps import held_turn
+from cao_testkit.recording import Recording, World, at_size, npm
+from cao_testkit.steps import CHOSEN, QUESTION, approval_turn, failed_turn, held_turn, tool_turn
 
 MODEL = "anthropic/claude-sonnet-4-5"
-LONG_ANSWER = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "- the build script is missing a clean step\n"
-    "- two tests are slow\n\n"
-    "Next I would add the clean step."
-)
-# What OpenCode shows of LONG_ANSWER: Markdown is rendered (list items keep their dash).
-LONG_SHOWN = LONG_ANSWER
 PROFILE = AgentProfile(name="recorder", system_prompt="You answer briefly.")
 _FINISHED = re.compile(r"^▣ .+ · .+ · \d[\dhms. ]*$", re.MULTILINE)
 
@@ -71,8 +61,9 @@ def _ready(screen: str) -> bool:
     return bool(rows) and rows[-1].rstrip().endswith("ctrl+p cmd") and "interrupt" not in rows[-1]
 
 
-def _finished(text: str) -> Callable[[str], bool]:
-    return lambda s: text in s and _ready(s) and bool(_FINISHED.search(s))
+def _turn_over(screen: str) -> bool:
+    """The prompt is back under the turn's summary row (agent, model, duration)."""
+    return _ready(screen) and bool(_FINISHED.search(screen))
 
 
 def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
@@ -89,21 +80,13 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     rec.keys("C-u")
     rec.wait(lambda s: _ready(s) and "Fix the flaky test" not in s, "the cleared prompt")
 
-    held_turn(rec, busy=lambda s: "esc interrupt" in s, ready=lambda s: _ready(s) and bool(_FINISHED.search(s)),
-              suffix=suffix, arrival_timeout=40.0)
-
-    script.add(call_tool("bash", {"command": "sleep 4; ls", "description": "List files slowly"}),
-               reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait_sign(lambda s: "sleep 4; ls" in s and "esc interrupt" in s, "the running tool")
-    rec.save(f"processing_tool{suffix}", screen, "processing", note="a bash tool call still running")
-    screen = rec.wait(_finished("Next I would add the clean step."), "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_SHOWN)
-
-    script.add(fail(401, "invalid x-api-key", kind="authentication_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "invalid x-api-key" in s and _ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 401 (not retried)")
+    held_turn(rec, busy=lambda s: "esc interrupt" in s, ready=_turn_over, suffix=suffix, arrival_timeout=40.0)
+    # Markdown is rendered, and list items keep their dash: the answer shows as written.
+    tool_turn(rec, call_tool("bash", {"command": "sleep 4; ls", "description": "List files slowly"}),
+              ready=_turn_over, suffix=suffix, running=lambda s: "sleep 4; ls" in s and "esc interrupt" in s,
+              running_note="a bash tool call still running")
+    failed_turn(rec, fail(401, "invalid x-api-key", kind="authentication_error"), shows="invalid x-api-key",
+                ready=_ready, note="the API answered 401 (not retried)", suffix=suffix)
 
     gate = threading.Event()
     script.add(hold(gate, reply("Never shown.")))
@@ -120,11 +103,6 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     rec.stop()
 
 
-def record_main_narrow(world: World) -> None:
-    """The same at 100x30, each screen's name ending in ``-100x30``."""
-    record_main(world, (100, 30), "-100x30")
-
-
 def record_prompts(world: World) -> None:
     """waiting_user_answer: a permission prompt (OpenCode's own rules, bash set to ask) and a question."""
     rec = recorder(world)
@@ -132,29 +110,22 @@ def record_prompts(world: World) -> None:
     user_config(rec, permission={"bash": "ask"})
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_ready, "the prompt")
-    script.add(call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
-               reply("Created the file."))
-    rec.type("Create a file.")
-    screen = rec.wait_sign(lambda s: "Permission required" in s and "Allow once" in s,
-                           "the permission prompt")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="bash permission prompt")
-    rec.keys("Enter")
-    screen = rec.wait(_finished("Created the file."), "the answer after approval")
-    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
+    approval_turn(rec, call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
+                  asking=lambda s: "Permission required" in s and "Allow once" in s, ready=_turn_over,
+                  note="bash permission prompt", animated=True)
     rec.stop()
 
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database",
+        "question": QUESTION, "header": "Database",
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
     user_config(rec)
     rec.start()
     rec.wait(_ready, "the prompt")
-    script.add(call_tool("question", question), reply("Going with SQLite."))
+    script.add(call_tool("question", question), reply(CHOSEN))
     rec.type("Set up storage.")
-    screen = rec.wait_sign(lambda s: "Which database should I use?" in s and "enter submit" in s,
-                           "the question")
+    screen = rec.wait_sign(lambda s: QUESTION in s and "enter submit" in s, "the question")
     rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="question tool")
     rec.keys("Enter")
     deadline = time.monotonic() + 3
@@ -163,8 +134,8 @@ def record_prompts(world: World) -> None:
     if "enter submit" in rec.screen():
         # The choice was taken but still needs confirming.
         rec.keys("Enter")
-    screen = rec.wait(_finished("Going with SQLite."), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    screen = rec.wait(lambda s: CHOSEN in s and _turn_over(s), "the answer after the choice")
+    rec.save("completed_after_question", screen, "completed", last_message=CHOSEN)
     rec.stop()
 
 
@@ -215,5 +186,5 @@ RECORDING = Recording(
     model_server=lambda: AnthropicServer(Script()),
     # A fixed, machine-neutral folder: OpenCode prints the working folder's path.
     root=lambda: neutral_root("cao-screens"), setup=sandbox_env,
-    scenarios=(record_main, record_prompts, record_failures, record_main_narrow),
+    scenarios=(record_main, record_prompts, record_failures, at_size(record_main, (100, 30))),
 )

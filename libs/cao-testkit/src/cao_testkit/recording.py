@@ -56,6 +56,7 @@ __all__ = [
     "Retry",
     "Scenario",
     "World",
+    "at_size",
     "npm",
     "program",
     "pypi",
@@ -89,6 +90,13 @@ class Scenario:
 
 def scenario_name(scenario: Callable[[World], None]) -> str:
     return scenario.name if isinstance(scenario, Scenario) else scenario.__name__
+
+
+def at_size(scenario: Callable[[World, tuple[int, int], str], None], size: tuple[int, int]) -> Scenario:
+    """``scenario`` (which takes the world, a terminal size and a suffix for its screens' names) again on
+    terminals of ``size``, as ``<its name>-<width>x<height>`` with that suffix on every screen."""
+    suffix = f"-{size[0]}x{size[1]}"
+    return Scenario(scenario.__name__ + suffix, lambda world: scenario(world, size, suffix))
 
 
 def _no_setup(world: World) -> None:

@@ -26,7 +26,7 @@ from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import AnthropicServer
 from cao_testkit.recorder import ScreenRecorder
 from cao_testkit.recording import Recording, World, stand_in
-from cao_testkit.steps import held_turn
+from cao_testkit.steps import failed_turn, held_turn
 from {{ cookiecutter.__module }}.launch import BINARY
 from {{ cookiecutter.__module }}.provider import provider
 
@@ -83,10 +83,8 @@ def record_turns(world: World) -> None:
                       "the long answer")
     rec.save("completed_multiline", screen, "completed", last_message=LONG_ANSWER)
 
-    script.add(fail(529, "Overloaded", kind="overloaded_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "✗ Error:" in s and _prompt_back(s), "the model error")
-    rec.save("error", screen, "error", note="the model API answered 529")
+    failed_turn(rec, fail(529, "Overloaded", kind="overloaded_error"), shows="✗ Error:", ready=_prompt_back,
+                note="the model API answered 529")
     rec.stop()
 
 
