@@ -18,7 +18,7 @@ from cao_testkit.models import Script, reply
 from cao_testkit.models.anthropic import AnthropicServer
 from cao_testkit.models.script import ScriptError
 from cao_testkit.record import load_recording, recorded_with
-from cao_testkit.recording import Recording, program, world
+from cao_testkit.recording import Recording, at_size, program, scenario_name, world
 
 ROOT = Path(__file__).resolve().parents[3]
 MOCK = ROOT / "providers" / "cao-provider-mock"
@@ -138,6 +138,18 @@ def test_a_version_the_program_is_not_cannot_be_recorded(package, tmp_path):
     assert done.returncode != 0
     assert "is version 0.1.0, not 9.9.9" in done.stderr
     assert not (tmp_path / "screens").exists()
+
+
+def test_a_scenario_again_at_another_size_is_named_and_suffixed_by_it():
+    calls = []
+
+    def record_turns(world, size=(220, 50), suffix=""):
+        calls.append((world, size, suffix))
+
+    narrow = at_size(record_turns, (100, 30))
+    assert scenario_name(narrow) == "record_turns-100x30" and scenario_name(record_turns) == "record_turns"
+    narrow("the world")
+    assert calls == [("the world", (100, 30), "-100x30")]
 
 
 def _recording(**fields) -> Recording:
