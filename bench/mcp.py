@@ -188,7 +188,7 @@ class Server:
 @contextlib.contextmanager
 def private_folders() -> Iterator[tuple[str, str, Any]]:
     """A home (with the ``plain`` profile), a project folder and a private tmux server."""
-    from cao_kernel.testing.tmux import private_tmux_socket
+    from cao_testkit.tmux import private_tmux_socket
 
     with tempfile.TemporaryDirectory(prefix="cao-bench-home-") as home, \
             tempfile.TemporaryDirectory(prefix="cao-bench-work-") as workdir, \

@@ -95,6 +95,10 @@ class Member:
     dependencies: tuple[str, ...]
     extras: Mapping[str, tuple[str, ...]]
 
+    def requirements(self, extras: Sequence[str]) -> list[str]:
+        """What installing the member with ``extras`` (those of them it declares) asks for."""
+        return [*self.dependencies, *(text for extra in extras for text in self.extras.get(extra, ()))]
+
 
 def read_member(folder: Path) -> Member:
     path = folder / "pyproject.toml"
@@ -226,8 +230,7 @@ class IsolatedVenv:
         """Install ``member`` from ``source`` (a wheel or folder URL) with ``extras`` it declares, taking
         every workspace package it needs from ``house``; return uv's output."""
         wanted = [extra for extra in extras if extra in member.extras]
-        requirements = [*member.dependencies, *(text for extra in wanted for text in member.extras[extra])]
-        needed = [name for name in house.closure(requirements) if name != member.name]
+        needed = [name for name in house.closure(member.requirements(wanted)) if name != member.name]
         house.submit(needed)
         overrides = self.folder / "workspace-overrides.txt"
         overrides.write_text("".join(f"{name} @ {house.wheel(name).as_uri()}\n" for name in needed),
@@ -277,15 +280,36 @@ def shared_wheelhouse(config: Any, tmp_path_factory: Any) -> WheelHouse:
     return house
 
 
-def pytest_ini(folder: Path) -> Path:
-    """A pytest.ini with the repository's settings, minus the test paths and the root-relative ignore."""
+def _plugin_options(args: list[str], absent: Iterable[str]) -> list[str]:
+    """``args`` without the ``-p <module>`` pairs whose module belongs to a distribution in ``absent``
+    (distribution ``cao-testkit`` holds module ``cao_testkit``)."""
+    gone = set(absent)
+    kept: list[str] = []
+    pairs = iter(args)
+    for arg in pairs:
+        if arg == "-p":
+            module = next(pairs)
+            if normalize(module.split(".")[0]) not in gone:
+                kept += [arg, module]
+        else:
+            kept.append(arg)
+    return kept
+
+
+def pytest_ini(folder: Path, absent: Iterable[str] = ()) -> Path:
+    """A pytest.ini with the repository's settings, minus the test paths and the root-relative ignore.
+
+    ``absent``: workspace distributions the venv does not hold; the repository's ``-p`` plugins from them
+    are left out (a package whose tests use no part of cao-testkit does not install it).
+    """
     options = _root_settings()["pytest"]["ini_options"]
     lines = ["[pytest]"]
     for key, value in options.items():
         if key == "testpaths":
             continue
         if key == "addopts":
-            value = " ".join(arg for arg in value.split() if not arg.startswith("--ignore="))
+            args = [arg for arg in value.split() if not arg.startswith("--ignore=")]
+            value = " ".join(_plugin_options(args, absent))
         if isinstance(value, list):
             lines.append(f"{key} =" + "".join(f"\n    {item}" for item in value))
         else:
@@ -315,7 +339,8 @@ def run_package_tests(package: Path, house: WheelHouse, workdir: Path,
             raise IsolationError(f"{package} has no tests/ folder")
         venv = IsolatedVenv(workdir / "venv").create()
         venv.install(member, house.wheel_of(package).as_uri(), house)
-        ini = pytest_ini(workdir)
+        installed = {member.name, *house.closure(member.requirements(["test"]))}
+        ini = pytest_ini(workdir, absent=set(house.members) - installed)
         done = venv.run(["python", "-m", "pytest", "-c", str(ini), "--rootdir", str(package),
                          "-p", "no:cacheprovider", "-q", *pytest_args, "tests"], cwd=package)
     except IsolationError as exc:

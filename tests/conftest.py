@@ -1,5 +1,5 @@
 """Fixtures for kernel tests that run real agents in real tmux (a private server per test: the
-``tmux_socket`` fixture of ``cao_kernel.testing``)."""
+``tmux_socket`` fixture of ``cao_testkit``)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from examples.runner.follow import SessionFollower  # noqa: E402
 
 @pytest.fixture
 def server_url(make_kernel):
-    from cao_server.testing import serve_in_thread
+    from cao_testkit.serve import serve_in_thread
 
     kernel = make_kernel()
     for name in ("buyer", "seller"):

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from cao_kernel.testing.live import CALLBACK_RE, answers_by, callback_target, offered_tools, tool_payload
 from cao_kernel.orchestration import assign_suffix
-from cao_kernel.testing.models import Conversation, call_tool, reply
+from cao_testkit.live import CALLBACK_RE, answers_by, callback_target, offered_tools, tool_payload
+from cao_testkit.models import Conversation, call_tool, reply
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -222,8 +222,8 @@ BEHAVIOURS: dict[str, Callable[[Conversation], Any]] = {
 
 
 def _claude_code(tmp_path: Path, roles: Any) -> tuple[Any, dict[str, str], list[Path]]:
-    from cao_kernel.testing.models.anthropic import AnthropicServer
-    from cao_kernel.testing.models.cli import install_npm_cli
+    from cao_testkit.models.anthropic import AnthropicServer
+    from cao_testkit.models.cli import install_npm_cli
     from cao_provider_claude_code.provider import TESTED_VERSIONS
 
     cli = install_npm_cli("@anthropic-ai/claude-code", TESTED_VERSIONS[-1], "claude")
@@ -236,8 +236,8 @@ def _claude_code(tmp_path: Path, roles: Any) -> tuple[Any, dict[str, str], list[
 
 
 def _codex(tmp_path: Path, roles: Any) -> tuple[Any, dict[str, str], list[Path]]:
-    from cao_kernel.testing.models.cli import install_npm_cli
-    from cao_kernel.testing.models.openai import OpenAIServer
+    from cao_testkit.models.cli import install_npm_cli
+    from cao_testkit.models.openai import OpenAIServer
     from cao_provider_codex.provider import TESTED_VERSIONS
 
     home = tmp_path / "codex-home"
@@ -261,7 +261,7 @@ CLIS = {"claude_code": _claude_code, "codex": _codex}
 def test_the_assign_example_on_a_real_cli_writes_the_exact_report(
     provider: str, tmp_path: Path, record_property: Callable[[str, Any], None]
 ) -> None:
-    from cao_kernel.testing.models.cli import make_sandbox
+    from cao_testkit.models.cli import make_sandbox
 
     STILL_CONNECTING.clear()
     roles = answers_by(MARKERS, BEHAVIOURS)

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest
-from cao_notify_discord.testing import FakeWebhook
+from cao_testkit.notify.discord import FakeWebhook
 
 pytestmark = pytest.mark.tmux
 

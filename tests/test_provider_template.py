@@ -329,7 +329,7 @@ def test_recording_again_reproduces_the_shipped_screens(installed, tmp_path):
     """The template's screens are what its recording script captures from the stand-in program."""
     package, venv = installed
     out = tmp_path / "screens"
-    done = venv.run(["python", "scripts/record_screens.py", "--out", str(out)], cwd=package)
+    done = venv.run(["python", "-m", "cao_testkit.record", ".", "--out", str(out)], cwd=package)
     assert done.returncode == 0, done.stdout + done.stderr
     shipped = package / SCREENS
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in shipped.iterdir())

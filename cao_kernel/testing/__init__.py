@@ -8,11 +8,14 @@ Fixtures:
 - ``plugin_manager``: a fresh pluggy manager with cao's hookspecs and nothing registered.
 - ``kernel``: a fresh ``Kernel`` that loads only ``enabled_plugins``.
 - ``register_plugin``: context manager ``with register_plugin(kernel, obj):`` that always unregisters.
-- ``private_tmux``: a private tmux server for the test (``cao_kernel.testing.tmux``);
-  ``CAO_TMUX_SOCKET`` / ``CAO_TMUX_CONFIG`` point at it. ``tmux_socket``: just such a server's socket path.
 
 ``async def`` tests run in a fresh event loop each.
-Hypothesis strategies for every record live in ``cao_kernel.testing.strategies``.
+
+Besides the fixtures, what a plugin author needs with the contract alone: Hypothesis strategies for
+every record (``cao_kernel.testing.strategies``), the inbox store contract (``inbox_contract``), and the
+provider conformance kit (``conformance``) with the recorded-screen format it reads (``screens``).
+Private tmux servers, scripted model servers, the screen recorder and live-CLI helpers are in the
+separate ``cao-testkit`` distribution (``-p cao_testkit``).
 This module imports nothing heavy: kernel imports happen inside the fixtures.
 """
 
@@ -29,9 +32,6 @@ import pytest
 
 # Contract suites shipped here should report failures with pytest's assertion detail.
 pytest.register_assert_rewrite("cao_kernel.testing.inbox_contract")
-
-from .tmux import private_tmux, tmux_socket  # noqa: E402,F401  (fixtures)
-
 
 
 @pytest.fixture(autouse=True)

@@ -43,7 +43,7 @@ def server(case, no_cli, private_tmux, cao_home):
     provider, no default provider configured (so kiro_cli is the default, as upstream)."""
     from cao_kernel.kernel import Kernel
     from cao_kernel.plugins import LoadPolicy
-    from cao_server.testing import serve_in_thread
+    from cao_testkit.serve import serve_in_thread
 
     kernel = Kernel(policy=LoadPolicy(only=("tmux", case.name, "inbox_sqlite")), home=cao_home,
                     settings=dict(private_tmux.settings))

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 # The fixtures are used by name.
-from cao_notify_core.fixtures import NotifyTarget, config_file, start_plugin, until, webhook  # noqa: F401
 from cao_notify_core.service import Service
-from cao_notify_core.testing import Reply
+from cao_testkit.notify.fixtures import NotifyTarget, config_file, start_plugin, until, webhook  # noqa: F401
+from cao_testkit.notify.webhook import Reply
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +40,7 @@ class ServiceCase(NotifyTarget):
 
 def _discord() -> ServiceCase:
     from cao_notify_discord.plugin import DiscordPlugin
-    from cao_notify_discord.testing import FakeWebhook
+    from cao_testkit.notify.discord import FakeWebhook
 
     return ServiceCase(
         plugin=DiscordPlugin, name="notify_discord", webhook=FakeWebhook,
@@ -55,7 +55,7 @@ def _discord() -> ServiceCase:
 
 def _slack() -> ServiceCase:
     from cao_notify_slack.plugin import SlackPlugin
-    from cao_notify_slack.testing import FakeWebhook
+    from cao_testkit.notify.slack import FakeWebhook
 
     return ServiceCase(
         plugin=SlackPlugin, name="notify_slack", webhook=FakeWebhook,

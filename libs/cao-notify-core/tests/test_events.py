@@ -6,7 +6,7 @@ import pytest
 
 from cao_hookspecs import DelegationResult
 from cao_notify_core.events import EVENT_KINDS, LEVELS, Notice, clean, describe
-from cao_notify_core.testing import example_hook_calls, example_notices
+from cao_testkit.notify.examples import example_hook_calls, example_notices
 
 AT = 1_700_000_000.5
 

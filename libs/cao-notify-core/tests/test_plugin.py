@@ -11,7 +11,8 @@ import pytest
 from cao_hookspecs import StatusReport, Terminal
 from cao_notify_core.events import EVENT_KINDS
 from cao_notify_core.plugin import NotifierPlugin
-from cao_notify_core.testing import FakeWebhook, example_hook_calls
+from cao_testkit.notify.examples import example_hook_calls
+from cao_testkit.notify.webhook import FakeWebhook
 
 OBSERVERS = {
     "cao_after_session_created", "cao_after_session_killed", "cao_after_terminal_created",

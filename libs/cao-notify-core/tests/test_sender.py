@@ -13,7 +13,7 @@ import pytest
 
 from cao_hookspecs import SessionInfo, Terminal
 from cao_notify_core.sender import MAX_RATE_LIMITED, backoff
-from cao_notify_core.testing import FakeWebhook, Reply
+from cao_testkit.notify.webhook import FakeWebhook, Reply
 
 TERMINAL = Terminal(id="0a1b2c3d", name="supervisor-1a2b", session_name="cao-demo", provider="mock_cli",
                     agent_profile="supervisor")

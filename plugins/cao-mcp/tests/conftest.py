@@ -14,7 +14,6 @@ import json
 import os
 import queue
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -25,8 +24,10 @@ from typing import Any
 
 import pytest
 
-from cao_kernel.testing.tmux import PrivateTmux, private_tmux_socket
 from cao_hookspecs import CreateTerminalRequest
+from cao_testkit.live import eventually
+from cao_testkit.server_process import stop_process
+from cao_testkit.tmux import PrivateTmux, private_tmux_socket
 
 BIN = Path(sys.executable).parent
 CAO = str(BIN / "cao")
@@ -165,18 +166,10 @@ def start_server(home: Path, workdir: Path, plugin_dir: Path, tmux: PrivateTmux,
         if found:
             return Server(proc=proc, url=f"{found.group(1)}:{found.group(2)}", port=int(found.group(2)),
                           home=home, workdir=workdir, plugin_dir=plugin_dir, tmux=tmux, stderr=stderr)
-    stop_server(proc)
+    stop_process(proc)
     raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
 
 
-def stop_server(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +189,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, plugin_dir: Path) -> Iterat
         try:
             yield running
         finally:
-            stop_server(running.proc)
+            stop_process(running.proc)
 
 
 @pytest.fixture
@@ -222,7 +215,7 @@ def own_server(tmp_path: Path, plugin_dir: Path) -> Iterator[Any]:
             yield start
         finally:
             for running in started:
-                stop_server(running.proc)
+                stop_process(running.proc)
 
 
 # -- MCP clients -----------------------------------------------------------------------------------
@@ -307,16 +300,7 @@ class Mcp:
     @staticmethod
     async def wait_for(check: Any, timeout: float, interval: float = 0.05) -> Any:
         """Await ``check()`` until it returns something truthy; fail after ``timeout`` seconds."""
-        import asyncio
-
-        deadline = time.monotonic() + timeout
-        while True:
-            value = await check()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"condition not met within {timeout} s")
-            await asyncio.sleep(interval)
+        return await eventually(check, timeout, "the condition", interval)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fixtures from ``cao_notify_core.fixtures`` (a fake webhook on 127.0.0.1, real kernels running a fresh
+"""Fixtures from ``cao_testkit.notify.fixtures`` (a fake webhook on 127.0.0.1, real kernels running a fresh
 plugin), pointed at ``DiscordPlugin``."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 # The fixtures are used by name.
-from cao_notify_core.fixtures import NotifyTarget, config_file, start_plugin, until, webhook  # noqa: F401
 from cao_notify_discord.plugin import DiscordPlugin
-from cao_notify_discord.testing import FakeWebhook
+from cao_testkit.notify.discord import FakeWebhook
+from cao_testkit.notify.fixtures import NotifyTarget, config_file, start_plugin, until, webhook  # noqa: F401
 
 
 @pytest.fixture

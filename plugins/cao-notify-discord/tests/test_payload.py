@@ -8,9 +8,7 @@ from datetime import datetime
 from hypothesis import HealthCheck, given, settings
 
 from cao_hookspecs import DelegationResult
-from cao_notify_core import strategies
 from cao_notify_core.events import LEVELS, Notice, describe
-from cao_notify_core.testing import example_notices
 from cao_notify_core.text import units
 from cao_notify_discord.payload import (
     COLORS,
@@ -23,6 +21,8 @@ from cao_notify_discord.payload import (
     build_payload,
     embed_units,
 )
+from cao_testkit.notify import strategies
+from cao_testkit.notify.examples import example_notices
 
 AT = 1_700_000_000.5
 

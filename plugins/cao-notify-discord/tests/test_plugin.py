@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cao_hookspecs import SessionInfo
-from cao_notify_core.testing import example_hook_calls
 from cao_notify_discord.plugin import DiscordPlugin
-from cao_notify_discord.testing import FakeWebhook
+from cao_testkit.notify.discord import FakeWebhook
+from cao_testkit.notify.examples import example_hook_calls
 
 
 def test_the_username_setting_names_the_posts(start_plugin, webhook: FakeWebhook) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cao_hookspecs import SessionInfo, Terminal
-from cao_notify_discord.testing import FakeWebhook, Reply
+from cao_testkit.notify.discord import FakeWebhook, Reply
 
 TERMINAL = Terminal(id="0a1b2c3d", name="supervisor-1a2b", session_name="cao-demo", provider="mock_cli",
                     agent_profile="supervisor")

@@ -37,7 +37,7 @@ def build_kernel(home: Path, tmux_socket: str, **settings: str) -> Any:
 @pytest.fixture
 def tmux() -> Iterator[Any]:
     """A private tmux server (killed after the test)."""
-    from cao_kernel.testing.tmux import private_tmux_socket
+    from cao_testkit.tmux import private_tmux_socket
 
     with private_tmux_socket() as private:
         yield private
@@ -65,7 +65,7 @@ def make_kernel(tmux: Any, cao_home: Path) -> Any:
 @pytest.fixture
 def server(tmux: Any, cao_home: Path, server_settings: dict[str, str]) -> Iterator[Any]:
     """A real server in a thread over a real kernel; ``server.kernel`` is that kernel."""
-    from cao_server.testing import serve_in_thread
+    from cao_testkit.serve import serve_in_thread
 
     kernel = build_kernel(cao_home, tmux.socket_path, **server_settings)
     with serve_in_thread(kernel) as running:
@@ -76,7 +76,7 @@ def server(tmux: Any, cao_home: Path, server_settings: dict[str, str]) -> Iterat
 @pytest.fixture
 def api(server: Any) -> Iterator[Any]:
     """A synchronous client whose every answer is checked against the server's OpenAPI document."""
-    from cao_server.testing import ApiClient
+    from cao_testkit.openapi import ApiClient
 
     client = ApiClient(server)
     yield client

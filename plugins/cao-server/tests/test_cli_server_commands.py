@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from cao_kernel.testing.tmux import PrivateTmux, private_tmux_socket
 from cao_hookspecs import CreateTerminalRequest
+from cao_testkit.tmux import PrivateTmux, private_tmux_socket
 
 pytestmark = pytest.mark.tmux
 T = TypeVar("T")

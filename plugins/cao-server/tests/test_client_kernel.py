@@ -22,7 +22,7 @@ from cao_provider_mock.contract import reply_payload
 from cao_server.api_token import ensure_token
 from cao_server.client import HttpKernel, ServerNotRunning, connect
 from cao_server.errors import BadParameter, Unauthorized
-from cao_server.testing import serve_in_thread
+from cao_testkit.serve import serve_in_thread
 
 READY = {TerminalStatus.IDLE, TerminalStatus.COMPLETED}
 

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 from cao_server.client import HttpKernel
-from cao_server.testing import serve_in_thread
+from cao_testkit.serve import serve_in_thread
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 

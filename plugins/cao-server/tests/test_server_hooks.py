@@ -8,7 +8,8 @@ import httpx
 import pytest
 from cao_hookspecs import NotFound, RouteSpec, hookimpl
 from cao_server.api_token import ensure_token
-from cao_server.testing import ApiClient, serve_in_thread
+from cao_testkit.openapi import ApiClient
+from cao_testkit.serve import serve_in_thread
 from starlette.responses import PlainTextResponse
 
 pytestmark = pytest.mark.tmux

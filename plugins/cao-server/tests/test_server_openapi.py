@@ -10,7 +10,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 from cao_server.endpoints import ENDPOINTS
-from cao_server.testing import check_schema, serve_in_thread
+from cao_testkit.openapi import check_schema
+from cao_testkit.serve import serve_in_thread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Route
@@ -26,7 +27,7 @@ def fuzz_server(tmp_path_factory):
     """One server for the whole module, with one real idle terminal to aim requests at."""
     from cao_kernel.kernel import Kernel
     from cao_kernel.plugins import LoadPolicy
-    from cao_kernel.testing.tmux import private_tmux_socket
+    from cao_testkit.tmux import private_tmux_socket
 
     home = tmp_path_factory.mktemp("fuzz-home")
     workdir = tmp_path_factory.mktemp("fuzz-project")

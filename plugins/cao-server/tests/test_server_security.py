@@ -16,7 +16,8 @@ import httpx
 import pytest
 from cao_hookspecs.errors import CaoError
 from cao_server.api_token import ensure_token, read_token, token_path
-from cao_server.testing import ApiClient, serve_in_thread
+from cao_testkit.openapi import ApiClient
+from cao_testkit.serve import serve_in_thread
 
 
 def _client(url: str, **headers: str) -> httpx.Client:

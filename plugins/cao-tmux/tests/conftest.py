@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cao_hookspecs import OutputEvent, RuntimeContext, TerminalLaunch
 
-from cao_kernel.testing.tmux import PrivateTmux, private_tmux  # noqa: F401  (fixture)
+from cao_testkit.tmux import PrivateTmux, private_tmux  # noqa: F401  (fixture)
 
 PROGRAMS = Path(__file__).parent / "programs"
 PYTHON = sys.executable

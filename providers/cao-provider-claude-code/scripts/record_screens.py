@@ -1,18 +1,15 @@
-"""Record Claude Code's screens in every status, from the real CLI, as detector test fixtures.
+"""Claude Code's recording scenarios: its screens in every status, from the real CLI.
 
-Usage (from the repository root)::
+Record them (from the repository root)::
 
-    uv run --no-sync python providers/cao-provider-claude-code/scripts/record_screens.py [--version X]
+    uv run --no-sync python -m cao_testkit.record providers/cao-provider-claude-code [--version X]
 
-It installs ``@anthropic-ai/claude-code@X`` (default: the newest tested version) into the live-CLI
-cache, runs it in tmux through cao's own tmux backend (so screens are captured exactly as the kernel
-captures them), drives it with a scripted Anthropic server through each status, and writes
-``tests/screens/<version>/<name>.txt`` plus ``manifest.json`` (the status each screen was recorded in,
-and the answer it shows). Nothing is edited after capture. The working folder sits in the sandbox's
+The recording installs ``@anthropic-ai/claude-code@X`` (default: the newest tested version) into the
+live-CLI cache and drives it with a scripted Anthropic server. The working folder sits in the sandbox's
 HOME, which Claude Code shows as ``~/project``; dialogs that print the full path show the fixed
 ``<tmp>/cao-screens/home/project``, so no path of the recording machine ends up in a fixture.
 
-Each screen is labelled by what the script made the CLI do (a held model turn is "processing", a
+Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", a
 permission request is "waiting_user_answer"...), never by the detector under test; the recorder only
 waits for the screen to settle on the sign it expects.
 """
@@ -20,36 +17,14 @@ waits for the screen to settle on the sign it expects.
 from __future__ import annotations
 
 import os
-import shutil
-import sys
-import threading
-from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.anthropic import AnthropicServer
-from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
-from cao_kernel.testing.recorder import (
-    ScreenRecorder,
-    environment,
-    json_edit,
-    neutral_root,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
-)
-from cao_provider_claude_code.provider import NAME, TESTED_VERSIONS, claude_code_provider
-
-PACKAGE = "@anthropic-ai/claude-code"
-SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
-ANSWER = "The repository has 3 packages; all tests pass."
-LONG_ANSWER = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "- the build script is missing a clean step\n"
-    "- two tests are slow\n\n"
-    "Next I would add the clean step."
-)
+from cao_provider_claude_code.provider import claude_code_provider
+from cao_testkit.models import Script, call_tool, fail
+from cao_testkit.models.anthropic import AnthropicServer
+from cao_testkit.recorder import json_edit, neutral_root
+from cao_testkit.recording import Recording, World, at_size, npm
+from cao_testkit.steps import QUESTION, approval_turn, failed_turn, held_turn, question_turn, tool_turn
 
 
 def _box_ready(screen: str) -> bool:
@@ -57,75 +32,51 @@ def _box_ready(screen: str) -> bool:
     return any(row.startswith("❯") for row in rows[-6:]) and "esc to interrupt" not in screen
 
 
-def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
+def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing, completed (plain and after a tool), error: the default (bypass) launch."""
-    script = rec.server.script
-    gate = threading.Event()
+    rec = world.recorder(size)
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_box_ready, "the prompt"), "idle")
-
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    rec.server.wait_for_arrivals(served + 1)
-    screen = rec.wait_sign(lambda s: "esc to interrupt" in s and "…" in s, "the spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _box_ready(s), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
-
-    script.add(call_tool("Bash", {"command": "ls", "description": "List files"}), reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait(lambda s: "Next I would add the clean step." in s and _box_ready(s), "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_ANSWER)
-
-    script.add(fail(529, "Overloaded", kind="overloaded_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "API Error" in s and _box_ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 529 without a retry hint")
+    held_turn(rec, busy=lambda s: "esc to interrupt" in s and "…" in s, ready=_box_ready, suffix=suffix)
+    tool_turn(rec, call_tool("Bash", {"command": "ls", "description": "List files"}), ready=_box_ready,
+              suffix=suffix)
+    failed_turn(rec, fail(529, "Overloaded", kind="overloaded_error"), shows="API Error", ready=_box_ready,
+                note="the API answered 529 without a retry hint", suffix=suffix)
     rec.stop()
 
 
-def record_permission(rec: ScreenRecorder) -> None:
+def record_permission(world: World) -> None:
     """waiting_user_answer: a permission prompt under the default permission mode."""
-    script = rec.server.script
+    rec = world.recorder()
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_box_ready, "the prompt")
-    script.add(call_tool("Bash", {"command": "touch recorded.txt", "description": "Create a file"}),
-               reply("Created the file."))
-    rec.type("Create a file.")
     # The pending tool call's bullet blinks under the prompt: the screen never settles.
-    screen = rec.wait_sign(lambda s: "Do you want to proceed?" in s and "Esc to cancel" in s,
-                           "the permission prompt")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="Bash permission prompt")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Created the file." in s and _box_ready(s), "the answer after approval")
-    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
+    approval_turn(rec, call_tool("Bash", {"command": "touch recorded.txt", "description": "Create a file"}),
+                  asking=lambda s: "Do you want to proceed?" in s and "Esc to cancel" in s, ready=_box_ready,
+                  note="Bash permission prompt", animated=True)
     rec.stop()
 
 
-def record_question(rec: ScreenRecorder) -> None:
+def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (AskUserQuestion)."""
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database", "multiSelect": False,
+        "question": QUESTION, "header": "Database", "multiSelect": False,
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
+    rec = world.recorder()
     rec.start()
     rec.wait(_box_ready, "the prompt")
-    rec.server.script.add(call_tool("AskUserQuestion", question), reply("Going with SQLite."))
-    rec.type("Set up storage.")
-    screen = rec.wait_sign(lambda s: "Which database should I use?" in s and "Enter to select" in s,
-                           "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="AskUserQuestion menu")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Going with SQLite." in s and _box_ready(s), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    question_turn(rec, call_tool("AskUserQuestion", question),
+                  asking=lambda s: QUESTION in s and "Enter to select" in s, ready=_box_ready,
+                  note="AskUserQuestion menu", animated=True)
     rec.stop()
 
 
-def record_dialogs(rec: ScreenRecorder) -> None:
+def record_dialogs(world: World) -> None:
     """Start-up dialogs, shown when the seeded config lacks the answer (kept to pin their wording)."""
+    rec = world.recorder()
+
     def untrusted(config: dict) -> None:
         config.pop("projects", None)
 
@@ -147,8 +98,9 @@ def record_dialogs(rec: ScreenRecorder) -> None:
         rec.stop()
 
 
-def record_exit(rec: ScreenRecorder, sandbox_env: dict[str, str]) -> None:
+def record_exit(world: World) -> None:
     """error: Claude Code refusing bypass mode as root outside a sandbox (it exits at once)."""
+    rec = world.recorder()
     if os.geteuid() != 0:
         print("  exited_root: skipped (not running as root)")
         return
@@ -158,44 +110,19 @@ def record_exit(rec: ScreenRecorder, sandbox_env: dict[str, str]) -> None:
     rec.save("exited_root", screen, "error",
              note="the program exited; the kernel also gets an 'exited' event")
     rec.stop()
-    _ = sandbox_env
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="Claude Code").parse_args(argv)
-    cli = install_npm_cli(PACKAGE, args.version, "claude")
-    out = args.out or SCREENS / args.version
-    # A fixed, machine-neutral folder: dialogs print the working folder's full path.
-    with neutral_root("cao-screens") as root, AnthropicServer(Script()) as server:
-        sandbox = make_sandbox(root, env={
-            **server.client_env(), "CAO_CLAUDE_CODE_BIN": str(cli.binary), "IS_SANDBOX": "1",
+def sandbox_env(world: World) -> dict[str, str]:
+    return {**world.server.client_env(), "CAO_CLAUDE_CODE_BIN": str(world.cli.binary), "IS_SANDBOX": "1",
             "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "TERM": "xterm-256color",
-        })
-        with environment(sandbox.env), tmux_backend(root / "cao-home") as backend:
-            print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
-            if out.exists():
-                shutil.rmtree(out)
-
-            def recorder(size: tuple[int, int]) -> ScreenRecorder:
-                return ScreenRecorder(backend, claude_code_provider().launch, provider=NAME, server=server,
-                                      workdir=sandbox.home / "project", out=out, size=size)
-
-            rec = recorder((220, 50))
-            record_main(rec)
-            record_permission(rec)
-            record_question(rec)
-            record_dialogs(rec)
-            record_exit(rec, dict(sandbox.env))
-            narrow = recorder((100, 30))
-            record_main(narrow, suffix="-100x30")
-            write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
-                           recorded_with="providers/cao-provider-claude-code/scripts/record_screens.py",
-                           screens={**rec.manifest, **narrow.manifest})
-        server.assert_healthy()
-        server.script.assert_done()
-    return 0
+            "TERM": "xterm-256color"}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+RECORDING = Recording(
+    provider=claude_code_provider(), package="@anthropic-ai/claude-code", cli=npm("claude"),
+    model_server=lambda: AnthropicServer(Script()),
+    # A fixed, machine-neutral folder: dialogs print the working folder's full path.
+    root=lambda: neutral_root("cao-screens"), setup=sandbox_env,
+    scenarios=(record_main, record_permission, record_question, record_dialogs, record_exit,
+               at_size(record_main, (100, 30))),
+)

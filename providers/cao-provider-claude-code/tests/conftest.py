@@ -1,7 +1,7 @@
 """Fixtures for the Claude Code provider's tests.
 
 Live tests (marked ``live_cli``) run the real Claude Code, installed from npm once per machine (see
-``cao_kernel.testing.models.cli``), against a scripted Anthropic server on 127.0.0.1, in a sandboxed
+``cao_testkit.models.cli``), against a scripted Anthropic server on 127.0.0.1, in a sandboxed
 HOME, on a private tmux server. ``CAO_LIVE_CLAUDE_CODE_VERSION`` picks another release to try.
 """
 
@@ -27,7 +27,7 @@ def live_version() -> str:
 @pytest.fixture(scope="session")
 def claude_cli():
     """The real Claude Code (installed into the per-machine cache on first use)."""
-    from cao_kernel.testing.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli
 
     return install_npm_cli(PACKAGE, live_version(), "claude")
 
@@ -35,8 +35,8 @@ def claude_cli():
 @pytest.fixture
 def model_server() -> Iterator:
     """A scripted Anthropic Messages API; add turns with ``model_server.script.add(...)``."""
-    from cao_kernel.testing.models import Script
-    from cao_kernel.testing.models.anthropic import AnthropicServer
+    from cao_testkit.models import Script
+    from cao_testkit.models.anthropic import AnthropicServer
 
     with AnthropicServer(Script()) as server:
         yield server
@@ -59,7 +59,7 @@ def claude_env(server, cli) -> dict[str, str]:
 @pytest.fixture
 def claude_sandbox(tmp_path, model_server, claude_cli, monkeypatch):
     """A sandboxed HOME wired to the scripted server, applied to this test's environment."""
-    from cao_kernel.testing.models.cli import make_sandbox
+    from cao_testkit.models.cli import make_sandbox
 
     sandbox = make_sandbox(tmp_path / "sandbox", env=claude_env(model_server, claude_cli))
     sandbox.apply(monkeypatch)
@@ -97,7 +97,7 @@ def cao_server(claude_sandbox, cao_home, tmp_path) -> Iterator:
 
     Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
     """
-    from cao_kernel.testing.server import live_server_plugins, run_cao_server
+    from cao_testkit.server_process import live_server_plugins, run_cao_server
 
     plugins = live_server_plugins("claude_code")
     with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_CLAUDE_CODE_BIN",)) as server:

@@ -11,7 +11,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
-from cao_kernel.testing.models import reply, think
+from cao_testkit.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
 

@@ -1,4 +1,4 @@
-"""The live-CLI installer (``cao_kernel.testing.models.cli``) against the real npm registry.
+"""The live-CLI installer (``cao_testkit.models.cli``) against the real npm registry.
 
 A small package with a program that reports its version (json5) stands in for an agent CLI, so a
 fresh install, reuse, repair and the failure messages are all exercised in a few seconds.
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from cao_kernel.testing.models.cli import LiveCliUnavailable, install_npm_cli, make_sandbox
+from cao_testkit.models.cli import LiveCliUnavailable, install_npm_cli, make_sandbox
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.timeout(120)]
 
@@ -32,7 +32,7 @@ def test_fresh_install_then_reuse_then_repair(tmp_path):
     assert time.monotonic() - started < 1.0  # remembered: no npm, no version check
 
     # A broken install found by a fresh process (simulated: forget what this one checked) is replaced.
-    from cao_kernel.testing.models import cli as module
+    from cao_testkit.models import cli as module
 
     module._checked.clear()
     target = cli.binary.resolve()

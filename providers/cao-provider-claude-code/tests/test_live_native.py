@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, StatusReport, TerminalStatus, hookimpl
-from cao_kernel.testing.models import reply, think
+from cao_testkit.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
 

@@ -1,6 +1,6 @@
 """Handoff, assign and the MCP readiness gate with the real Claude Code as supervisor and as worker.
 
-The scenarios are cao's live orchestration kit (``cao_kernel.testing.live``): one scripted Anthropic
+The scenarios are cao's live orchestration kit (``cao_testkit.live``): one scripted Anthropic
 server answers every agent of a test by role, and cao-server runs in this process with cao-mcp's routes
 mounted, so each agent's ``cao-mcp-server`` relays to ``/mcp`` and reports in through it.
 """
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cao_kernel.testing.live import LiveOrchestration, LiveWorld, new_roles
+from cao_testkit.live import LiveOrchestration, LiveWorld, new_roles
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -23,7 +23,7 @@ PLUGINS = ("tmux", "claude_code", "mock_cli", "inbox_sqlite", "server", "mcp")
 @pytest.fixture
 def live_world(claude_sandbox, model_server, make_kernel, workdir) -> Iterator[LiveWorld]:
     from cao_hookspecs import AgentProfile
-    from cao_server.testing import serve_in_thread
+    from cao_testkit.serve import serve_in_thread
 
     roles = new_roles()
     model_server.script = roles

@@ -34,7 +34,7 @@ def workdir(tmp_path: Path) -> str:
 @pytest.fixture(scope="session")
 def codex_cli(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The real Codex CLI of the tested version (installed from npm on first use; fails if it cannot be)."""
-    from cao_kernel.testing.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli
 
     with pytest.MonkeyPatch.context() as patch:
         # The install check runs `codex --version`, which writes helper files into its home: not ~/.codex.
@@ -77,7 +77,7 @@ class LiveCodex:
         """``serve_in_thread(kernel)`` with the kernel's plugin routes mounted the way ``cao server`` mounts
         them: the agents' cao-mcp-server relays to ``/mcp`` and reports in there. Without ``/mcp`` a profile
         with cao's MCP server would wait at its readiness gate until it times out."""
-        from cao_server.testing import serve_in_thread
+        from cao_testkit.serve import serve_in_thread
 
         return serve_in_thread(kernel, extra_routes=list(kernel.routes.values()))
 
@@ -92,8 +92,8 @@ def live_codex(codex_cli: Any, tmux_socket: str, cao_home: Path, tmp_path: Path,
                monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveCodex]:
     """The scripted server (``live_codex.script`` takes turns) and a sandbox where ``codex`` is the
     installed CLI; the user's own Codex home and keys are out of reach."""
-    from cao_kernel.testing.models.cli import make_sandbox
-    from cao_kernel.testing.models.openai import OpenAIServer
+    from cao_testkit.models.cli import make_sandbox
+    from cao_testkit.models.openai import OpenAIServer
 
     server = OpenAIServer(models=(MODEL,)).start()
     try:

@@ -11,7 +11,7 @@ import pytest
 
 from cao_hookspecs import CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
-from cao_kernel.testing.models.script import fail, reply, think
+from cao_testkit.models.script import fail, reply, think
 
 # Generous: the first live test of a machine installs Codex from npm (about 400 MB) during its set-up.
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]

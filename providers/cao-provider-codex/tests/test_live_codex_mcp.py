@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, MessageState, TerminalStatus
-from cao_kernel.testing.models.script import call_tool, respond
+from cao_testkit.models.script import call_tool, respond
 
 # Generous: the first live test of a machine installs Codex from npm (about 400 MB) during its set-up.
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from cao_hookspecs import CreateTerminalRequest, StatusReport, TerminalStatus, hookimpl
-from cao_kernel.testing.models.script import reply, think
+from cao_testkit.models.script import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]
 

@@ -1,6 +1,6 @@
 """Handoff, assign and the MCP readiness gate with the real Codex as supervisor and as worker.
 
-The scenarios are cao's live orchestration kit (``cao_kernel.testing.live``): one scripted Responses API
+The scenarios are cao's live orchestration kit (``cao_testkit.live``): one scripted Responses API
 server answers every agent of a test by role, and cao-server runs in this process with cao-mcp's routes
 mounted, so each agent's ``cao-mcp-server`` relays to ``/mcp`` and reports in through it.
 """
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cao_kernel.testing.live import LiveOrchestration, LiveWorld, new_roles
+from cao_testkit.live import LiveOrchestration, LiveWorld, new_roles
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(120)]
 

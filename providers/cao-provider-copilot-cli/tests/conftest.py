@@ -1,7 +1,7 @@
 """Fixtures for the Copilot CLI provider's tests.
 
 Live tests (marked ``live_cli``) run the real Copilot CLI, installed from npm once per machine (see
-``cao_kernel.testing.models.cli``), in a sandboxed HOME, on a private tmux server. Copilot CLI uses a
+``cao_testkit.models.cli``), in a sandboxed HOME, on a private tmux server. Copilot CLI uses a
 custom model provider when ``COPILOT_PROVIDER_BASE_URL`` is set: here a scripted Anthropic Messages
 server on 127.0.0.1, with ``COPILOT_OFFLINE=true`` and an unreachable proxy for everything else, so no
 GitHub account is needed and nothing leaves the machine. ``CAO_LIVE_COPILOT_CLI_VERSION`` picks
@@ -39,7 +39,7 @@ def live_version() -> str:
 def pkg_cache() -> Path:
     """Where Copilot unpacks its bundle (~240 MB, on first start, even for ``--version``): one shared
     folder in the live-CLI cache instead of one per sandbox HOME."""
-    from cao_kernel.testing.models.cli import cache_root
+    from cao_testkit.models.cli import cache_root
 
     return cache_root() / "copilot-pkg"
 
@@ -47,7 +47,7 @@ def pkg_cache() -> Path:
 @pytest.fixture(scope="session")
 def copilot_cli():
     """The real Copilot CLI (installed into the per-machine cache on first use)."""
-    from cao_kernel.testing.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("COPILOT_PKG_CACHE_HOME", str(pkg_cache()))
@@ -57,8 +57,8 @@ def copilot_cli():
 @pytest.fixture
 def model_server() -> Iterator:
     """A scripted Anthropic Messages API; add turns with ``model_server.script.add(...)``."""
-    from cao_kernel.testing.models import Script
-    from cao_kernel.testing.models.anthropic import AnthropicServer
+    from cao_testkit.models import Script
+    from cao_testkit.models.anthropic import AnthropicServer
 
     with AnthropicServer(Script()) as server:
         yield server
@@ -67,7 +67,7 @@ def model_server() -> Iterator:
 
 def copilot_env(server, cli) -> dict[str, str]:
     """What a live test's environment needs: the scripted server as model provider, nothing else reachable."""
-    from cao_kernel.testing.models.anthropic import FAKE_API_KEY
+    from cao_testkit.models.anthropic import FAKE_API_KEY
 
     return {
         "CAO_COPILOT_CLI_BIN": str(cli.binary),
@@ -97,7 +97,7 @@ def seed_first_launch(home: Path) -> None:
 @pytest.fixture
 def copilot_sandbox(tmp_path, model_server, copilot_cli, monkeypatch):
     """A sandboxed HOME wired to the scripted server, applied to this test's environment."""
-    from cao_kernel.testing.models.cli import make_sandbox
+    from cao_testkit.models.cli import make_sandbox
 
     for name in ACCOUNT_VARS:
         monkeypatch.delenv(name, raising=False)
@@ -149,7 +149,7 @@ def cao_server(copilot_sandbox, cao_home, tmp_path) -> Iterator:
 
     Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
     """
-    from cao_kernel.testing.server import live_server_plugins, run_cao_server
+    from cao_testkit.server_process import live_server_plugins, run_cao_server
 
     plugins = live_server_plugins("copilot_cli")
     with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_COPILOT_CLI_BIN",)) as server:

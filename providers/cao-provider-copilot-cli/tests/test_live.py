@@ -12,7 +12,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
-from cao_kernel.testing.models import call_tool, reply, respond, think
+from cao_testkit.models import call_tool, reply, respond, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
 

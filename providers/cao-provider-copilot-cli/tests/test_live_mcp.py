@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cao_kernel.testing.live_mcp import check_send_message_over_mcp
+from cao_testkit.live_mcp import check_send_message_over_mcp
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(120)]
 

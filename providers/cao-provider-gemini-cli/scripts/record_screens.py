@@ -1,59 +1,49 @@
-"""Record Gemini CLI's screens in every status, from the real CLI, as detector test fixtures.
+"""Gemini CLI's recording scenarios: its screens in every status, from the real CLI.
 
-Usage (from the repository root)::
+Record them (from the repository root)::
 
-    uv run --no-sync python providers/cao-provider-gemini-cli/scripts/record_screens.py [--version X]
+    uv run --no-sync python -m cao_testkit.record providers/cao-provider-gemini-cli [--version X]
 
-It installs ``@google/gemini-cli@X`` (default: the newest tested version) into the live-CLI cache, runs
-it in tmux through cao's own tmux backend (so screens are captured exactly as the kernel captures
-them), launched the way the provider launches it, drives it with a scripted Gemini API server through
-each status, and writes ``tests/screens/<version>/<name>.txt`` plus ``manifest.json`` (the status each
-screen was recorded in, and the answer it shows). Nothing is edited after capture. The working folder
-is ``<tmp>/cao-screens-gemini-cli/home/project``, so no path of the recording machine ends up in a fixture.
+The recording installs ``@google/gemini-cli@X`` (default: the newest tested version) into the live-CLI
+cache, launched the way the provider launches it, and drives it with a scripted Gemini API server. The
+working folder is ``<tmp>/cao-screens-gemini-cli/home/project``, so no path of the recording machine
+ends up in a fixture.
 
-Each screen is labelled by what the script made the CLI do (a held model turn is "processing", a tool
+Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", a tool
 approval is "waiting_user_answer"...), never by the detector under test; the recorder only waits for
 the screen to settle on the sign it expects.
 """
 
 from __future__ import annotations
 
-import shutil
-import sys
-import threading
-from pathlib import Path
-
 import attrs
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
-from cao_kernel.testing.models.gemini import GeminiServer
-from cao_kernel.testing.recorder import (
-    ScreenRecorder,
-    environment,
-    json_edit,
-    neutral_root,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
+from cao_provider_gemini_cli.provider import gemini_cli_provider
+from cao_testkit.models import Script, call_tool, fail, reply
+from cao_testkit.models.gemini import GeminiServer
+from cao_testkit.recorder import ScreenRecorder, json_edit, neutral_root
+from cao_testkit.recording import Recording, World, at_size, npm
+from cao_testkit.steps import (
+    LONG_ANSWER,
+    QUESTION,
+    approval_turn,
+    failed_turn,
+    held_turn,
+    question_turn,
+    tool_turn,
 )
-from cao_provider_gemini_cli.provider import NAME, TESTED_VERSIONS, gemini_cli_provider
 
-PACKAGE = "@google/gemini-cli"
-SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
 MODEL = "gemini-2.5-pro"
-ANSWER = "The repository has 3 packages; all tests pass."
-LONG_ANSWER = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "- the build script is missing a clean step\n"
-    "- two tests are slow\n\n"
-    "Next I would add the clean step."
-)
 # Gemini CLI renders a Markdown list item with a space before its marker.
 LONG_ANSWER_SHOWN = LONG_ANSWER.replace("\n- ", "\n - ")
 SPINNER = "esc to cancel"
+
+
+def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
+    # Typed the way the kernel types: with the provider's Enter count and submit delay.
+    caps = world.recording.provider.capabilities
+    return world.recorder(size, launch=_launch, enter_count=caps.enter_count, submit_delay=caps.submit_delay)
 
 
 def _launch(ctx: LaunchContext) -> LaunchPlan:
@@ -75,32 +65,18 @@ def _starting(screen: str) -> bool:
         and not any(row.startswith(" > ") for row in rows)
 
 
-def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
+def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing, completed (plain and after a tool), error: the default (yolo) launch."""
-    script = rec.server.script
-    gate = threading.Event()
+    rec = recorder(world, size)
+    script = world.server.script
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     # Transient (under a second): taken the moment it shows, not after it settles.
     rec.save(f"unknown_starting{suffix}", rec.wait(_starting, "the prompt without the header", settle=0.0),
              "unknown", note="prompt drawn before the header: still setting up")
     rec.save(f"idle{suffix}", rec.wait(_prompt_ready, "the prompt"), "idle")
-
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    rec.server.wait_for_arrivals(served + 1)
-    screen = rec.wait_sign(lambda s: SPINNER in s, "the spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _prompt_ready(s), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
-
-    script.add(call_tool("run_shell_command", {"command": "ls", "description": "List files"}),
-               reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait(lambda s: "Next I would add the clean step." in s and _prompt_ready(s),
-                      "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_ANSWER_SHOWN)
+    held_turn(rec, busy=lambda s: SPINNER in s, ready=_prompt_ready, suffix=suffix)
+    tool_turn(rec, call_tool("run_shell_command", {"command": "ls", "description": "List files"}),
+              ready=_prompt_ready, suffix=suffix, shown=LONG_ANSWER_SHOWN)
 
     script.add(call_tool("run_shell_command", {"command": "sleep 4", "description": "Wait for the build"}),
                reply("The build finished."))
@@ -111,51 +87,41 @@ def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     rec.save(f"completed_after_running_tool{suffix}", screen, "completed", last_message="The build finished.")
 
     # A 4xx: Gemini CLI retries 429 and 5xx answers for a long while before it shows them.
-    script.add(fail(400, "API key not valid. Please pass a valid API key.", kind="INVALID_ARGUMENT"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "API Error" in s and _prompt_ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 400 INVALID_ARGUMENT")
+    failed_turn(rec, fail(400, "API key not valid. Please pass a valid API key.", kind="INVALID_ARGUMENT"),
+                shows="API Error", ready=_prompt_ready, note="the API answered 400 INVALID_ARGUMENT",
+                suffix=suffix)
     rec.stop()
 
 
-def record_permission(rec: ScreenRecorder) -> None:
+def record_permission(world: World) -> None:
     """waiting_user_answer: a tool approval under the default approval mode."""
-    script = rec.server.script
+    rec = recorder(world)
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_prompt_ready, "the prompt")
-    script.add(call_tool("run_shell_command", {"command": "touch recorded.txt",
-                                               "description": "Create a file"}),
-               reply("Created the file."))
-    rec.type("Create a file.")
-    screen = rec.wait(lambda s: "Allow execution of" in s and "● 1. Allow once" in s, "the approval")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="shell command approval")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Created the file." in s and _prompt_ready(s), "the answer after approval")
-    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
+    create = call_tool("run_shell_command", {"command": "touch recorded.txt", "description": "Create a file"})
+    approval_turn(rec, create, asking=lambda s: "Allow execution of" in s and "● 1. Allow once" in s,
+                  ready=_prompt_ready, note="shell command approval")
     rec.stop()
 
 
-def record_question(rec: ScreenRecorder) -> None:
+def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (ask_user)."""
+    rec = recorder(world)
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database", "type": "choice",
+        "question": QUESTION, "header": "Database", "type": "choice",
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
     rec.start()
     rec.wait(_prompt_ready, "the prompt")
-    rec.server.script.add(call_tool("ask_user", question), reply("Going with SQLite."))
-    rec.type("Set up storage.")
-    screen = rec.wait(lambda s: "Which database should I use?" in s and "SQLite" in s, "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="ask_user choice")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Going with SQLite." in s and _prompt_ready(s), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    question_turn(rec, call_tool("ask_user", question), asking=lambda s: QUESTION in s and "SQLite" in s,
+                  ready=_prompt_ready, note="ask_user choice")
     rec.stop()
 
 
-def record_dialogs(rec: ScreenRecorder) -> None:
+def record_dialogs(world: World) -> None:
     """Start-up dialogs, shown when the private home lacks the answer (kept to pin their wording)."""
+    rec = recorder(world)
     rec.start(plan_env={"GEMINI_CLI_TRUST_WORKSPACE": None})
     screen = rec.wait(lambda s: "Do you trust the files in this folder?" in s, "the trust dialog")
     rec.save("dialog_trust_folder", screen, "waiting_user_answer", dialog="trust folder",
@@ -178,8 +144,9 @@ def record_dialogs(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def record_exit(rec: ScreenRecorder) -> None:
+def record_exit(world: World) -> None:
     """error: Gemini CLI refusing an approval mode it does not know (it prints its usage and exits)."""
+    rec = recorder(world)
     rec.start(profile=AgentProfile(name="odd", permission_mode="autopilot"))
     screen = rec.wait(lambda s: "--help" in s, "the refusal", settle=0.5)
     rec.save("exited_bad_approval_mode", screen, "error",
@@ -187,43 +154,14 @@ def record_exit(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="Gemini CLI").parse_args(argv)
-    cli = install_npm_cli(PACKAGE, args.version, "gemini")
-    out = args.out or SCREENS / args.version
+RECORDING = Recording(
+    provider=gemini_cli_provider(), package="@google/gemini-cli", cli=npm("gemini"),
+    model_server=lambda: GeminiServer(Script()),
     # A fixed, machine-neutral folder (the footer shows the working folder's path), this recorder's own:
     # recorders of other CLIs may run at the same time.
-    with neutral_root("cao-screens-gemini-cli") as root, GeminiServer(Script()) as server:
-        sandbox = make_sandbox(root, env={
-            **server.client_env(), "CAO_GEMINI_CLI_BIN": str(cli.binary), "TERM": "xterm-256color",
-        })
-        # Typed the way the kernel types: with the provider's Enter count and submit delay.
-        caps = gemini_cli_provider().capabilities
-        with environment(sandbox.env), tmux_backend(root / "cao-home") as backend:
-            print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
-            if out.exists():
-                shutil.rmtree(out)
-
-            def recorder(size: tuple[int, int]) -> ScreenRecorder:
-                return ScreenRecorder(backend, _launch, provider=NAME, server=server,
-                                      workdir=sandbox.home / "project", out=out, size=size,
-                                      enter_count=caps.enter_count, submit_delay=caps.submit_delay)
-
-            rec = recorder((220, 50))
-            record_main(rec)
-            record_permission(rec)
-            record_question(rec)
-            record_dialogs(rec)
-            record_exit(rec)
-            narrow = recorder((100, 30))
-            record_main(narrow, suffix="-100x30")
-        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
-                       recorded_with="providers/cao-provider-gemini-cli/scripts/record_screens.py",
-                       screens={**rec.manifest, **narrow.manifest})
-        server.assert_healthy()
-        server.script.assert_done()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    root=lambda: neutral_root("cao-screens-gemini-cli"),
+    setup=lambda world: {**world.server.client_env(), "CAO_GEMINI_CLI_BIN": str(world.cli.binary),
+                         "TERM": "xterm-256color"},
+    scenarios=(record_main, record_permission, record_question, record_dialogs, record_exit,
+               at_size(record_main, (100, 30))),
+)

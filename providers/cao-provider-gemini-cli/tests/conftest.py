@@ -1,7 +1,7 @@
 """Fixtures for the Gemini CLI provider's tests.
 
 Live tests (marked ``live_cli``) run the real Gemini CLI, installed from npm once per machine (see
-``cao_kernel.testing.models.cli``), against a scripted Gemini API server on 127.0.0.1, in a sandboxed
+``cao_testkit.models.cli``), against a scripted Gemini API server on 127.0.0.1, in a sandboxed
 HOME, on a private tmux server. ``CAO_LIVE_GEMINI_CLI_VERSION`` picks another release to try.
 """
 
@@ -38,7 +38,7 @@ def workdir(tmp_path: Path) -> str:
 @pytest.fixture(scope="session")
 def gemini_cli() -> Any:
     """The real Gemini CLI of the tested version (installed from npm on first use; fails if it cannot be)."""
-    from cao_kernel.testing.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli
 
     return install_npm_cli(PACKAGE, live_version(), "gemini")
 
@@ -72,9 +72,9 @@ def live_gemini(gemini_cli: Any, tmux_socket: str, cao_home: Path, tmp_path: Pat
                 monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveGemini]:
     """The scripted Gemini API (``live_gemini.script`` takes turns) and a sandbox where the installed
     CLI runs; the user's own Gemini home and keys are out of reach."""
-    from cao_kernel.testing.models import Script
-    from cao_kernel.testing.models.cli import make_sandbox
-    from cao_kernel.testing.models.gemini import GeminiServer
+    from cao_testkit.models import Script
+    from cao_testkit.models.cli import make_sandbox
+    from cao_testkit.models.gemini import GeminiServer
 
     server = GeminiServer(Script(), models=(MODEL,)).start()
     try:
@@ -99,7 +99,7 @@ def model_server(live_gemini):
 @pytest.fixture
 def cao_server(live_gemini, cao_home, tmp_path) -> Iterator:
     """A real cao-server with the Gemini CLI provider, started in the live sandbox's environment."""
-    from cao_kernel.testing.server import live_server_plugins, run_cao_server
+    from cao_testkit.server_process import live_server_plugins, run_cao_server
 
     plugins = live_server_plugins("gemini_cli")
     with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_GEMINI_CLI_BIN",)) as server:

@@ -1,19 +1,16 @@
-"""Record Kimi CLI's screens in every status, from the real CLI, as detector test fixtures.
+"""Kimi CLI's recording scenarios: its screens in every status, from the real CLI.
 
-Usage (from the repository root)::
+Record them (from the repository root)::
 
-    uv run --no-sync python providers/cao-provider-kimi-cli/scripts/record_screens.py [--version X]
+    uv run --no-sync python -m cao_testkit.record providers/cao-provider-kimi-cli [--version X]
 
-It installs ``kimi-cli==X`` (default: the newest tested version) from PyPI into the live-CLI cache (a
-virtual environment on a Python >= 3.12 found on the machine, dependencies resolved as of the day
-after the release), runs it in tmux through cao's own tmux backend (so screens are captured exactly
-as the kernel captures them), launched by the provider itself, against a scripted OpenAI Responses
-server (Kimi's ``openai_responses`` provider type), and drives it through each status. It writes
-``tests/screens/<version>/<name>.txt`` plus ``manifest.json`` (the status each screen was recorded
-in, and the answer it shows). Nothing is edited after capture. The working folder sits in the
-sandbox's HOME, which Kimi shows as ``~/project``.
+The recording installs ``kimi-cli==X`` (default: the newest tested version) from PyPI into the live-CLI
+cache (a virtual environment on a Python >= 3.12 found on the machine, dependencies resolved as of the
+day after the release), launched by the provider itself, against a scripted OpenAI Responses server
+(Kimi's ``openai_responses`` provider type). The working folder sits in the sandbox's HOME, which Kimi
+shows as ``~/project``.
 
-Each screen is labelled by what the script made the CLI do (a held model turn is "processing", a
+Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", a
 tool call under ``permissionMode: default`` is "waiting_user_answer"...), never by the detector under
 test; the recorder only waits for the screen to settle on the sign it expects. The two start-up
 gates are shown by seeding the private share folder with the caches Kimi's update check writes,
@@ -23,37 +20,21 @@ cannot reach out); each gate is then answered with its key to show that the key 
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import shutil
-import sys
-import threading
-import time
-from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.cli import install_pypi_cli, make_sandbox
-from cao_kernel.testing.models.openai import OpenAIServer
-from cao_kernel.testing.recorder import (
-    ScreenRecorder,
-    environment,
-    neutral_root,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
-)
 from cao_provider_kimi_cli.dialogs import STARTUP_DIALOGS
-from cao_provider_kimi_cli.provider import NAME, TESTED_VERSIONS, kimi_cli_provider
+from cao_provider_kimi_cli.provider import kimi_cli_provider
+from cao_testkit.models import Script, call_tool, fail
+from cao_testkit.models.openai import OpenAIServer
+from cao_testkit.recorder import ScreenRecorder, neutral_root
+from cao_testkit.recording import Recording, World, at_size, pypi
+from cao_testkit.steps import QUESTION, approval_turn, failed_turn, held_turn, question_turn, tool_turn
 
-PACKAGE = "kimi-cli"
 #: Dependencies as PyPI had them the day after each tested release (kimi-cli pins few of its own).
 EXCLUDE_NEWER = {"1.51.0": "2026-09-22"}
-PYTHON = ">=3.12"
-SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
 MODEL = "scripted"
-ANSWER = "The repository has 3 packages; all tests pass."
 LONG_ANSWER = (
     "I listed the folder.\n\n"
     "The build script is missing a clean step, and two tests are slow.\n\n"
@@ -61,30 +42,27 @@ LONG_ANSWER = (
 )
 
 
-def user_config(base_url: str, api_key: str) -> str:
+def user_config(world: World) -> dict[str, str]:
     """The sandbox user's ``~/.kimi/config.toml``: one model on the scripted server, no telemetry."""
-    return (
+    (world.home / ".kimi").mkdir()
+    (world.home / ".kimi" / "config.toml").write_text(
         f'default_model = "{MODEL}"\n'
         "telemetry = false\n\n"
         f"[providers.{MODEL}]\n"
         'type = "openai_responses"\n'
-        f'base_url = "{base_url}"\n'
-        f'api_key = "{api_key}"\n\n'
+        f'base_url = "{world.server.base_url}"\n'
+        f'api_key = "sk-scripted-{os.urandom(4).hex()}"\n\n'
         f"[models.{MODEL}]\n"
         f'provider = "{MODEL}"\n'
         f'model = "{MODEL}"\n'
-        "max_context_size = 200000\n"
-    )
+        "max_context_size = 200000\n", encoding="utf-8")
+    return {"CAO_KIMI_CLI_BIN": str(world.cli.binary), "TERM": "xterm-256color"}
 
 
-def arrivals(rec: ScreenRecorder, count: int, timeout: float = 15.0) -> None:
-    """Wait until ``count`` scripted turns have been taken (a held one counts once it is asked for)."""
-    deadline = time.monotonic() + timeout
-    while rec.server.script.served < count:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{rec.server.script.served} of {count} model turns asked for within "
-                             f"{timeout:g} s; screen:\n{rec.screen()}")
-        time.sleep(0.05)
+def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
+    # A fixed runtime folder name: the screen of a refused config prints the config's full path. One
+    # counter for both sizes keeps the terminal ids apart.
+    return world.recorder(size, settle=0.8, runtime_name="rt-{width}x{height}-{count}", ids=world.ids)
 
 
 _MOON = "🌑🌒🌓🌔🌕🌖🌗🌘"
@@ -104,71 +82,47 @@ def _prompt_ready(screen: str) -> bool:
     return boxed and "context:" in rows[-1] and not _spinning(screen)
 
 
-def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
+def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing (model and tool), completed (plain and after a tool), error: the default launch."""
-    script = rec.server.script
-    gate = threading.Event()
+    rec = recorder(world, size)
     rec.start(profile=AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save(f"idle{suffix}", rec.wait(_prompt_ready, "the prompt"), "idle")
-
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    arrivals(rec, served + 1)
-    screen = rec.wait_sign(lambda s: any(r[:1] in _MOON for r in _rows(s) if r), "the moon spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _prompt_ready(s), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
-
-    script.add(call_tool("Shell", {"command": "sleep 4; ls"}), reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait_sign(lambda s: "Using Shell (sleep 4; ls)" in s, "the running tool")
-    rec.save(f"processing_tool{suffix}", screen, "processing", note="a Shell call still running")
-    screen = rec.wait(lambda s: "Next I would add the clean step." in s and _prompt_ready(s),
-                      "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_ANSWER)
-
-    script.add(fail(400, "The model `scripted` does not exist", kind="invalid_request_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "LLM provider error" in s and _prompt_ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 400 (no retry)")
+    held_turn(rec, busy=lambda s: any(r[:1] in _MOON for r in _rows(s) if r), ready=_prompt_ready,
+              suffix=suffix, arrival_timeout=15.0)
+    tool_turn(rec, call_tool("Shell", {"command": "sleep 4; ls"}), ready=_prompt_ready, suffix=suffix,
+              answer=LONG_ANSWER, running=lambda s: "Using Shell (sleep 4; ls)" in s,
+              running_note="a Shell call still running")
+    failed_turn(rec, fail(400, "The model `scripted` does not exist", kind="invalid_request_error"),
+                shows="LLM provider error", ready=_prompt_ready, note="the API answered 400 (no retry)",
+                suffix=suffix)
     rec.stop()
 
 
-def record_approval(rec: ScreenRecorder) -> None:
+def record_approval(world: World) -> None:
     """waiting_user_answer: an approval prompt under ``permissionMode: default``."""
-    script = rec.server.script
+    rec = recorder(world)
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_prompt_ready, "the prompt")
-    script.add(call_tool("Shell", {"command": "touch recorded.txt"}), reply("Created the file."))
-    rec.type("Create a file.")
     # The pending tool call's spinner keeps turning above the panel: the screen never settles.
-    screen = rec.wait_sign(lambda s: "requesting approval" in s and "confirm" in s, "the approval panel")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="Shell approval panel")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Created the file." in s and _prompt_ready(s), "the answer after approval")
-    rec.save("completed_after_approval", screen, "completed", last_message="Created the file.")
+    approval_turn(rec, call_tool("Shell", {"command": "touch recorded.txt"}),
+                  asking=lambda s: "requesting approval" in s and "confirm" in s, ready=_prompt_ready,
+                  note="Shell approval panel", animated=True, approved="completed_after_approval")
     rec.stop()
 
 
-def record_question(rec: ScreenRecorder) -> None:
+def record_question(world: World) -> None:
     """waiting_user_answer: the model asks the user a multiple-choice question (AskUserQuestion)."""
+    rec = recorder(world)
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database", "multi_select": False,
+        "question": QUESTION, "header": "Database", "multi_select": False,
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
     rec.start()
     rec.wait(_prompt_ready, "the prompt")
-    rec.server.script.add(call_tool("AskUserQuestion", question), reply("Going with SQLite."))
-    rec.type("Set up storage.")
-    screen = rec.wait_sign(lambda s: "Which database should I use?" in s and "[2] Postgres" in s,
-                           "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="AskUserQuestion panel")
-    rec.keys("Enter")
-    screen = rec.wait(lambda s: "Going with SQLite." in s and _prompt_ready(s), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    question_turn(rec, call_tool("AskUserQuestion", question),
+                  asking=lambda s: QUESTION in s and "[2] Postgres" in s, ready=_prompt_ready,
+                  note="AskUserQuestion panel", animated=True)
     rec.stop()
 
 
@@ -180,8 +134,9 @@ TIPS = {
 }
 
 
-def record_gates(rec: ScreenRecorder) -> None:
+def record_gates(world: World) -> None:
     """The two start-up gates, from the caches Kimi's update check writes; each answered by its key."""
+    rec = recorder(world)
     dialogs = {dialog.name: dialog for dialog in STARTUP_DIALOGS}
     gates = (
         ("dialog_update_gate", "update gate", {"latest_version.txt": "9.9.9\n"}, "Upgrade now"),
@@ -199,8 +154,9 @@ def record_gates(rec: ScreenRecorder) -> None:
         rec.stop()
 
 
-def record_startup_failure(rec: ScreenRecorder) -> None:
+def record_startup_failure(world: World) -> None:
     """error: Kimi refusing a config whose default model does not exist (it exits at once)."""
+    rec = recorder(world)
     profile = AgentProfile(name="broken", extra={"kimiConfig": {"default_model": "missing-model"}})
     rec.start(profile=profile)
     screen = rec.wait(lambda s: "missing-model" in s, "the refusal", settle=0.5)
@@ -209,44 +165,12 @@ def record_startup_failure(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="kimi-cli").parse_args(argv)
-    cli = install_pypi_cli(PACKAGE, args.version, "kimi", python=PYTHON,
-                           exclude_newer=EXCLUDE_NEWER.get(args.version))
-    out = args.out or SCREENS / args.version
+RECORDING = Recording(
+    provider=kimi_cli_provider(), package="kimi-cli",
+    cli=pypi("kimi", python=">=3.12", exclude_newer=EXCLUDE_NEWER),
+    model_server=lambda: OpenAIServer(Script(), models=(MODEL,)),
     # A fixed, machine-neutral folder: a refused config's screen shows its full path.
-    with neutral_root("cao-kimi-screens") as root, OpenAIServer(Script(), models=(MODEL,)) as server:
-        sandbox = make_sandbox(root, env={"CAO_KIMI_CLI_BIN": str(cli.binary), "TERM": "xterm-256color"})
-        (sandbox.home / ".kimi").mkdir()
-        (sandbox.home / ".kimi" / "config.toml").write_text(
-            user_config(server.base_url, "sk-scripted-" + os.urandom(4).hex()), encoding="utf-8")
-        with environment(sandbox.env), tmux_backend(root / "cao-home") as backend:
-            print(f"recording {PACKAGE}=={args.version} ({cli.version_output}) into {out}")
-            if out.exists():
-                shutil.rmtree(out)
-            ids = itertools.count(1)
-
-            def recorder(size: tuple[int, int]) -> ScreenRecorder:
-                # A fixed runtime folder name: the screen of a refused config prints the config's full path.
-                return ScreenRecorder(backend, kimi_cli_provider().launch, provider=NAME, server=server,
-                                      workdir=sandbox.home / "project", out=out, size=size, settle=0.8,
-                                      runtime_name="rt-{width}x{height}-{count}", ids=ids)
-
-            rec = recorder((220, 50))
-            record_main(rec)
-            record_approval(rec)
-            record_question(rec)
-            record_gates(rec)
-            record_startup_failure(rec)
-            narrow = recorder((100, 30))
-            record_main(narrow, suffix="-100x30")
-        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
-                       recorded_with="providers/cao-provider-kimi-cli/scripts/record_screens.py",
-                       screens={**rec.manifest, **narrow.manifest})
-        server.assert_healthy()
-        server.script.assert_done()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    root=lambda: neutral_root("cao-kimi-screens"), setup=user_config,
+    scenarios=(record_main, record_approval, record_question, record_gates, record_startup_failure,
+               at_size(record_main, (100, 30))),
+)

@@ -1,7 +1,7 @@
 """Fixtures for the Kimi CLI provider's tests.
 
 Live tests (marked ``live_cli``) run the real Kimi CLI, installed from PyPI once per machine into a
-virtual environment of its own (see ``cao_kernel.testing.models.cli.install_pypi_cli``), against a
+virtual environment of its own (see ``cao_testkit.models.cli.install_pypi_cli``), against a
 scripted OpenAI Responses server on 127.0.0.1 (Kimi's ``openai_responses`` provider type), in a
 sandboxed HOME whose ``~/.kimi/config.toml`` names that server, on a private tmux server.
 ``CAO_LIVE_KIMI_CLI_VERSION`` picks another release to try.
@@ -49,7 +49,7 @@ def user_config(base_url: str, api_key: str = "sk-scripted-key") -> str:
 @pytest.fixture(scope="session")
 def kimi_cli():
     """The real Kimi CLI (installed into the per-machine cache on first use; fails if it cannot be)."""
-    from cao_kernel.testing.models.cli import LiveCliUnavailable, find_python, install_pypi_cli
+    from cao_testkit.models.cli import LiveCliUnavailable, find_python, install_pypi_cli
 
     version = live_version()
     try:
@@ -67,8 +67,8 @@ def kimi_cli():
 @pytest.fixture
 def model_server() -> Iterator:
     """A scripted OpenAI Responses API; add turns with ``model_server.script.add(...)``."""
-    from cao_kernel.testing.models import Script
-    from cao_kernel.testing.models.openai import OpenAIServer
+    from cao_testkit.models import Script
+    from cao_testkit.models.openai import OpenAIServer
 
     with OpenAIServer(Script(), models=(MODEL,)) as server:
         yield server
@@ -78,7 +78,7 @@ def model_server() -> Iterator:
 @pytest.fixture
 def kimi_sandbox(tmp_path, model_server, kimi_cli, monkeypatch):
     """A sandboxed HOME whose Kimi config names the scripted server, applied to this test's environment."""
-    from cao_kernel.testing.models.cli import make_sandbox
+    from cao_testkit.models.cli import make_sandbox
 
     sandbox = make_sandbox(tmp_path / "sandbox", env={"CAO_KIMI_CLI_BIN": str(kimi_cli.binary),
                                                       "TERM": "xterm-256color"})
@@ -120,7 +120,7 @@ def cao_server(kimi_sandbox, cao_home, tmp_path) -> Iterator:
 
     Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
     """
-    from cao_kernel.testing.server import live_server_plugins, run_cao_server
+    from cao_testkit.server_process import live_server_plugins, run_cao_server
 
     plugins = live_server_plugins("kimi_cli")
     with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_KIMI_CLI_BIN",)) as server:

@@ -13,7 +13,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
-from cao_kernel.testing.models import call_tool, reply, think
+from cao_testkit.models import call_tool, reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
 
@@ -117,7 +117,7 @@ async def test_a_refused_config_is_an_error_within_two_seconds_of_its_screen(mak
 
 async def test_a_restricted_profile_offers_only_its_tools_and_a_refused_key_is_an_error(
         make_kernel, workdir, kimi_sandbox, model_server):
-    from cao_kernel.testing.models import fail
+    from cao_testkit.models import fail
 
     model_server.script.add(fail(401, "Invalid API key", kind="invalid_api_key"))
     async with _profile(make_kernel(), name="reader", allowed_tools=("fs_read", "fs_list")) as kernel:
@@ -150,7 +150,7 @@ def test_the_tools_cao_maps_are_the_tools_of_kimis_default_agent(kimi_cli):
 def test_the_deprecation_stub_release_is_refused_before_it_starts(tmp_path, monkeypatch):
     """kimi-cli 1.52.0 is only a notice; the provider names the release to install instead."""
     from cao_hookspecs import LaunchContext, Terminal
-    from cao_kernel.testing.models.cli import install_pypi_cli
+    from cao_testkit.models.cli import install_pypi_cli
     from cao_provider_kimi_cli.launch import INSTALL_HINT
     from cao_provider_kimi_cli.provider import kimi_cli_provider
     from cao_provider_kimi_cli.screen import detect_status

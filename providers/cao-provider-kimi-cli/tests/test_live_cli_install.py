@@ -1,4 +1,4 @@
-"""The PyPI installer of live CLIs (``cao_kernel.testing.models.cli.install_pypi_cli``) against real PyPI.
+"""The PyPI installer of live CLIs (``cao_testkit.models.cli.install_pypi_cli``) against real PyPI.
 
 A small package with a program that reports its version (pycodestyle) stands in for an agent CLI, so a
 fresh install, reuse, repair, the choice of interpreter and the failure messages are all exercised in
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from cao_kernel.testing.models.cli import LiveCliUnavailable, find_python, install_pypi_cli
+from cao_testkit.models.cli import LiveCliUnavailable, find_python, install_pypi_cli
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.timeout(180)]
 
@@ -41,7 +41,7 @@ def test_fresh_install_then_reuse_then_repair(tmp_path):
     assert time.monotonic() - started < 1.0  # remembered: no uv, no version check
 
     # A broken install found by a fresh process (simulated: forget what this one checked) is replaced.
-    from cao_kernel.testing.models import cli as module
+    from cao_testkit.models import cli as module
 
     module._checked.clear()
     cli.binary.unlink()

@@ -1,44 +1,25 @@
-"""Record mock_cli's screens in every status it has, from the real program, as detector test fixtures.
+"""mock_cli's recording scenarios: its screens in every status it has, from the real program.
 
-Usage (from the repository root)::
+Record them (from the repository root)::
 
-    uv run --no-sync python providers/cao-provider-mock/scripts/record_screens.py
+    uv run --no-sync python -m cao_testkit.record providers/cao-provider-mock
 
-It starts this distribution's ``mock_cli`` the way the provider launches it, in tmux through cao's own
-tmux backend on a private server (so screens are captured exactly as the kernel captures them), drives
-it into each state and writes ``tests/screens/<version>/<name>.txt`` plus ``manifest.json`` (the
-status each screen was recorded in, the answer it shows). Nothing is edited after capture.
-
-Each screen is labelled by what the script made the program do (a ``__mock_sleep_`` turn is
+Each screen is labelled by what the scenario made the program do (a ``__mock_sleep_`` turn is
 "processing", ``__mock_error__`` is "error"...), never by the detector under test. mock_cli never asks
 its user anything, so it has no ``waiting_user_answer`` screen and no start-up dialog. Turns that show
-progress rows, multi-line answers or no answer at all come from a behaviour module this script writes
-into a scratch folder (``CAO_MOCK_BEHAVIOUR_PATH``), the way users plug in their own.
+progress rows, multi-line answers or no answer at all come from a behaviour module written into the
+recording's root folder (``CAO_MOCK_BEHAVIOUR_PATH``), the way users plug in their own.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.recorder import (
-    ScreenRecorder,
-    environment,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
-)
-from cao_provider_mock.contract import VERSION
 from cao_provider_mock.provider import BEHAVIOUR_PATH_VARIABLE, NAME, mock_cli_command, mock_provider
+from cao_testkit.recorder import ScreenRecorder, scratch_root
+from cao_testkit.recording import Recording, World, program
 
-PACKAGE = "cao-provider-mock"
-RECORDED_WITH = "providers/cao-provider-mock/scripts/record_screens.py"
-SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
 BEHAVIOUR_MODULE = "recorded_behaviours"
 REPORT = "Findings:\n\n- the build script is missing a clean step\n- two tests are slow"
 LONG_INPUT = ("Summarise what changed in the release, then list the three riskiest modules with a "
@@ -59,6 +40,16 @@ async def recorder(turn):
         raise RuntimeError("the notes are unreadable")
     return turn.task
 '''
+
+
+def behaviours(world: World) -> dict[str, str]:
+    """The behaviour module in the root folder, where mock_cli looks for it."""
+    (world.root / f"{BEHAVIOUR_MODULE}.py").write_text(BEHAVIOURS, encoding="utf-8")
+    return {BEHAVIOUR_PATH_VARIABLE: str(world.root)}
+
+
+def recorder(world: World) -> ScreenRecorder:
+    return world.recorder(timeout=10.0, settle=0.3, poll=0.02, runtime_name="runtime-{count}")
 
 
 def start(rec: ScreenRecorder, *, size: tuple[int, int] = (220, 50), behaviour: str | None = None,
@@ -86,8 +77,9 @@ def _last_row(text: str) -> Callable[[str], bool]:
     return lambda screen: bool(_rows(screen)) and _rows(screen)[-1] == text
 
 
-def record_echo(rec: ScreenRecorder) -> None:
+def record_echo(world: World) -> None:
     """idle, processing, completed, error: the plain echo agent."""
+    rec = recorder(world)
     start(rec)
     rec.save("idle", rec.wait(_prompt_last, "the prompt"), "idle")
 
@@ -112,8 +104,9 @@ def record_echo(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def record_narrow(rec: ScreenRecorder) -> None:
+def record_narrow(world: World) -> None:
     """A long input and its answer wrapped at 80 columns."""
+    rec = recorder(world)
     start(rec, size=(80, 24))
     rec.wait(_prompt_last, "the prompt")
     rec.type(LONG_INPUT)
@@ -122,9 +115,10 @@ def record_narrow(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def record_behaviour(rec: ScreenRecorder) -> None:
+def record_behaviour(world: World) -> None:
     """Turns of a scripted behaviour: a progress row while it works, a multi-line answer, a turn that
     ends without an answer, a behaviour that fails."""
+    rec = recorder(world)
     start(rec, behaviour=f"{BEHAVIOUR_MODULE}:recorder")
     rec.wait(_prompt_last, "the prompt")
     rec.type("report 2")
@@ -143,32 +137,8 @@ def record_behaviour(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = recording_arguments(__doc__, out_default=f"tests/screens/{VERSION}")
-    args = parser.parse_args(argv)
-    if shutil.which("tmux") is None:
-        parser.error("tmux is not installed")
-
-    version_output = subprocess.run([*mock_cli_command(), "--version"], capture_output=True, text=True,
-                                    timeout=30, check=True).stdout.strip()
-    out = args.out or SCREENS / VERSION
-    with tempfile.TemporaryDirectory(prefix="cao-mock-screens-") as scratch:
-        root = Path(scratch)
-        (root / f"{BEHAVIOUR_MODULE}.py").write_text(BEHAVIOURS, encoding="utf-8")
-        with (environment({BEHAVIOUR_PATH_VARIABLE: str(root)}, clear=False),
-              tmux_backend(root / "cao-home") as backend):
-            print(f"recording {PACKAGE} {VERSION} ({version_output}) into {out}")
-            if out.exists():
-                shutil.rmtree(out)
-            rec = ScreenRecorder(backend, mock_provider().launch, provider=NAME, workdir=root / "project",
-                                 out=out, timeout=10.0, settle=0.3, poll=0.02, runtime_name="runtime-{count}")
-            record_echo(rec)
-            record_narrow(rec)
-            record_behaviour(rec)
-    write_manifest(out, package=PACKAGE, version=VERSION, version_output=version_output,
-                   recorded_with=RECORDED_WITH, screens=rec.manifest)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+RECORDING = Recording(
+    provider=mock_provider(), package="cao-provider-mock", cli=program(mock_cli_command),
+    root=lambda: scratch_root("cao-mock-screens-"), setup=behaviours,
+    scenarios=(record_echo, record_narrow, record_behaviour),
+)

@@ -1,18 +1,15 @@
-"""Record OpenCode's screens in every status, from the real CLI, as detector test fixtures.
+"""OpenCode's recording scenarios: its screens in every status, from the real CLI.
 
-Usage (from the repository root)::
+Record them (from the repository root)::
 
-    uv run --no-sync python providers/cao-provider-opencode-cli/scripts/record_screens.py [--version X]
+    uv run --no-sync python -m cao_testkit.record providers/cao-provider-opencode-cli [--version X]
 
-It installs ``opencode-ai@X`` (default: the newest tested version) into the live-CLI cache, runs it in
-tmux through cao's own tmux backend (so screens are captured exactly as the kernel captures them),
-drives it with a scripted Anthropic server (OpenCode's ``anthropic`` provider pointed at it by the
-sandbox's global config) through each status, and writes ``tests/screens/<version>/<name>.txt`` plus
-``manifest.json`` (the status each screen was recorded in, and the answer it shows). Nothing is edited
-after capture. The working folder sits in the sandbox's HOME under the fixed ``<tmp>/cao-screens``, so
-no path of the recording machine ends up in a fixture.
+The recording installs ``opencode-ai@X`` (default: the newest tested version) into the live-CLI cache
+and drives it with a scripted Anthropic server (OpenCode's ``anthropic`` provider pointed at it by the
+sandbox's global config). The working folder sits in the sandbox's HOME under the fixed
+``<tmp>/cao-screens``, so no path of the recording machine ends up in a fixture.
 
-Each screen is labelled by what the script made the CLI do (a held model turn is "processing", a
+Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", a
 permission request is "waiting_user_answer"...), never by the detector under test; the recorder only
 waits for the screen to settle on the sign it expects.
 """
@@ -21,41 +18,24 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import sys
 import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.anthropic import FAKE_API_KEY, AnthropicServer
-from cao_kernel.testing.models.cli import install_npm_cli, make_sandbox
-from cao_kernel.testing.recorder import (
-    ScreenRecorder,
-    environment,
-    neutral_root,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
-)
-from cao_provider_opencode_cli.provider import NAME, PACKAGE, TESTED_VERSIONS, opencode_provider
+from cao_provider_opencode_cli.provider import PACKAGE, opencode_provider
+from cao_testkit.models import Script, call_tool, fail, hold, reply
+from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
+from cao_testkit.recorder import ScreenRecorder, neutral_root
+from cao_testkit.recording import Recording, World, at_size, npm
+from cao_testkit.steps import CHOSEN, QUESTION, approval_turn, failed_turn, held_turn, tool_turn
 
-SCREENS = Path(__file__).resolve().parent.parent / "tests" / "screens"
 MODEL = "anthropic/claude-sonnet-4-5"
-ANSWER = "The repository has 3 packages; all tests pass."
-LONG_ANSWER = (
-    "I listed the folder.\n\n"
-    "Findings:\n\n"
-    "- the build script is missing a clean step\n"
-    "- two tests are slow\n\n"
-    "Next I would add the clean step."
-)
-# What OpenCode shows of LONG_ANSWER: Markdown is rendered (list items keep their dash).
-LONG_SHOWN = LONG_ANSWER
 PROFILE = AgentProfile(name="recorder", system_prompt="You answer briefly.")
 _FINISHED = re.compile(r"^▣ .+ · .+ · \d[\dhms. ]*$", re.MULTILINE)
+
+
+def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
+    return world.recorder(size, profile=PROFILE, timeout=60.0, settle=0.8, pause=0.4, runtime_root=world.root)
 
 
 def global_config(server_url: str, **extra: object) -> dict:
@@ -81,14 +61,15 @@ def _ready(screen: str) -> bool:
     return bool(rows) and rows[-1].rstrip().endswith("ctrl+p cmd") and "interrupt" not in rows[-1]
 
 
-def _finished(text: str) -> Callable[[str], bool]:
-    return lambda s: text in s and _ready(s) and bool(_FINISHED.search(s))
+def _turn_over(screen: str) -> bool:
+    """The prompt is back under the turn's summary row (agent, model, duration)."""
+    return _ready(screen) and bool(_FINISHED.search(screen))
 
 
-def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
+def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """idle, processing (model and tool), completed (plain and after a tool), error, interrupted."""
-    script = rec.server.script
-    gate = threading.Event()
+    rec = recorder(world, size)
+    script = world.server.script
     user_config(rec)
     rec.start()
     rec.save(f"idle{suffix}", rec.wait(lambda s: _ready(s) and "Ask anything" in s, "the prompt"), "idle")
@@ -99,34 +80,19 @@ def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     rec.keys("C-u")
     rec.wait(lambda s: _ready(s) and "Fix the flaky test" not in s, "the cleared prompt")
 
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    rec.server.wait_for_arrivals(served + 1, timeout=40)
-    screen = rec.wait_sign(lambda s: "esc interrupt" in s, "the spinner")
-    rec.save(f"processing{suffix}", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(_finished(ANSWER), "the answer")
-    rec.save(f"completed{suffix}", screen, "completed", last_message=ANSWER)
-
-    script.add(call_tool("bash", {"command": "sleep 4; ls", "description": "List files slowly"}),
-               reply(LONG_ANSWER))
-    rec.type("Look around and report.")
-    screen = rec.wait_sign(lambda s: "sleep 4; ls" in s and "esc interrupt" in s, "the running tool")
-    rec.save(f"processing_tool{suffix}", screen, "processing", note="a bash tool call still running")
-    screen = rec.wait(_finished("Next I would add the clean step."), "the long answer")
-    rec.save(f"completed_after_tool{suffix}", screen, "completed", last_message=LONG_SHOWN)
-
-    script.add(fail(401, "invalid x-api-key", kind="authentication_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "invalid x-api-key" in s and _ready(s), "the API error")
-    rec.save(f"error{suffix}", screen, "error", note="the API answered 401 (not retried)")
+    held_turn(rec, busy=lambda s: "esc interrupt" in s, ready=_turn_over, suffix=suffix, arrival_timeout=40.0)
+    # Markdown is rendered, and list items keep their dash: the answer shows as written.
+    tool_turn(rec, call_tool("bash", {"command": "sleep 4; ls", "description": "List files slowly"}),
+              ready=_turn_over, suffix=suffix, running=lambda s: "sleep 4; ls" in s and "esc interrupt" in s,
+              running_note="a bash tool call still running")
+    failed_turn(rec, fail(401, "invalid x-api-key", kind="authentication_error"), shows="invalid x-api-key",
+                ready=_ready, note="the API answered 401 (not retried)", suffix=suffix)
 
     gate = threading.Event()
     script.add(hold(gate, reply("Never shown.")))
     served = script.served
     rec.type("Start something long.")
-    rec.server.wait_for_arrivals(served + 1, timeout=40)
+    world.server.wait_for_arrivals(served + 1, timeout=40)
     rec.wait_sign(lambda s: "esc interrupt" in s, "the spinner")
     rec.keys("Escape")
     rec.wait_sign(lambda s: "again to interrupt" in s, "the interrupt hint")
@@ -137,35 +103,29 @@ def record_main(rec: ScreenRecorder, suffix: str = "") -> None:
     rec.stop()
 
 
-def record_prompts(rec: ScreenRecorder) -> None:
+def record_prompts(world: World) -> None:
     """waiting_user_answer: a permission prompt (OpenCode's own rules, bash set to ask) and a question."""
-    script = rec.server.script
+    rec = recorder(world)
+    script = world.server.script
     user_config(rec, permission={"bash": "ask"})
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_ready, "the prompt")
-    script.add(call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
-               reply("Created the file."))
-    rec.type("Create a file.")
-    screen = rec.wait_sign(lambda s: "Permission required" in s and "Allow once" in s,
-                           "the permission prompt")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="bash permission prompt")
-    rec.keys("Enter")
-    screen = rec.wait(_finished("Created the file."), "the answer after approval")
-    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
+    approval_turn(rec, call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
+                  asking=lambda s: "Permission required" in s and "Allow once" in s, ready=_turn_over,
+                  note="bash permission prompt", animated=True)
     rec.stop()
 
     question = {"questions": [{
-        "question": "Which database should I use?", "header": "Database",
+        "question": QUESTION, "header": "Database",
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
     }]}
     user_config(rec)
     rec.start()
     rec.wait(_ready, "the prompt")
-    script.add(call_tool("question", question), reply("Going with SQLite."))
+    script.add(call_tool("question", question), reply(CHOSEN))
     rec.type("Set up storage.")
-    screen = rec.wait_sign(lambda s: "Which database should I use?" in s and "enter submit" in s,
-                           "the question")
+    screen = rec.wait_sign(lambda s: QUESTION in s and "enter submit" in s, "the question")
     rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="question tool")
     rec.keys("Enter")
     deadline = time.monotonic() + 3
@@ -174,13 +134,14 @@ def record_prompts(rec: ScreenRecorder) -> None:
     if "enter submit" in rec.screen():
         # The choice was taken but still needs confirming.
         rec.keys("Enter")
-    screen = rec.wait(_finished("Going with SQLite."), "the answer after the choice")
-    rec.save("completed_after_question", screen, "completed", last_message="Going with SQLite.")
+    screen = rec.wait(lambda s: CHOSEN in s and _turn_over(s), "the answer after the choice")
+    rec.save("completed_after_question", screen, "completed", last_message=CHOSEN)
     rec.stop()
 
 
-def record_failures(rec: ScreenRecorder) -> None:
+def record_failures(world: World) -> None:
     """error: OpenCode stopping at start-up (a broken user config), and a turn without any model provider."""
+    rec = recorder(world)
     folder = rec.workdir.parent / ".config" / "opencode"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "opencode.json").write_text('{"model": "anthropic/claude-sonnet-4-5",\n', encoding="utf-8")
@@ -209,10 +170,10 @@ def record_failures(rec: ScreenRecorder) -> None:
     user_config(rec)
 
 
-def sandbox_env(cli_binary: Path) -> dict[str, str]:
-    """What every recording (and live test) runs OpenCode with, besides the sandboxed HOME."""
+def sandbox_env(world: World) -> dict[str, str]:
+    """What every recording runs OpenCode with, besides the sandboxed HOME."""
     return {
-        "CAO_OPENCODE_CLI_BIN": str(cli_binary),
+        "CAO_OPENCODE_CLI_BIN": str(world.cli.binary),
         # models.dev is out of reach offline; OpenCode's bundled model list is enough.
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
@@ -220,39 +181,10 @@ def sandbox_env(cli_binary: Path) -> dict[str, str]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = recording_arguments(__doc__, version=TESTED_VERSIONS[-1], cli="OpenCode").parse_args(argv)
-    cli = install_npm_cli(PACKAGE, args.version, "opencode")
-    out = args.out or SCREENS / args.version
+RECORDING = Recording(
+    provider=opencode_provider(), package=PACKAGE, cli=npm("opencode"),
+    model_server=lambda: AnthropicServer(Script()),
     # A fixed, machine-neutral folder: OpenCode prints the working folder's path.
-    with neutral_root("cao-screens") as root, AnthropicServer(Script()) as server:
-        wanted = sandbox_env(cli.binary)
-        sandbox = make_sandbox(root, env=wanted)
-        # The user's own OpenCode settings stay out of the recording.
-        env = {k: v for k, v in sandbox.env.items() if not k.startswith("OPENCODE_") or k in wanted}
-        with environment(env), tmux_backend(root / "cao-home") as backend:
-            print(f"recording {PACKAGE}@{args.version} ({cli.version_output}) into {out}")
-            if out.exists():
-                shutil.rmtree(out)
-
-            def recorder(size: tuple[int, int]) -> ScreenRecorder:
-                return ScreenRecorder(backend, opencode_provider().launch, provider=NAME, server=server,
-                                      workdir=sandbox.home / "project", out=out, size=size, profile=PROFILE,
-                                      timeout=60.0, settle=0.8, pause=0.4, runtime_root=sandbox.home.parent)
-
-            rec = recorder((220, 50))
-            record_main(rec)
-            record_prompts(rec)
-            record_failures(rec)
-            narrow = recorder((100, 30))
-            record_main(narrow, suffix="-100x30")
-        write_manifest(out, package=PACKAGE, version=args.version, version_output=cli.version_output,
-                       recorded_with="providers/cao-provider-opencode-cli/scripts/record_screens.py",
-                       screens={**rec.manifest, **narrow.manifest})
-        server.assert_healthy()
-        server.script.assert_done()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    root=lambda: neutral_root("cao-screens"), setup=sandbox_env,
+    scenarios=(record_main, record_prompts, record_failures, at_size(record_main, (100, 30))),
+)

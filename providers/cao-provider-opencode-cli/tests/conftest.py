@@ -1,7 +1,7 @@
 """Fixtures for the OpenCode provider's tests.
 
 Live tests (marked ``live_cli``) run the real OpenCode, installed from npm once per machine (see
-``cao_kernel.testing.models.cli``), against a scripted Anthropic server on 127.0.0.1: the sandboxed
+``cao_testkit.models.cli``), against a scripted Anthropic server on 127.0.0.1: the sandboxed
 user's own OpenCode config points OpenCode's ``anthropic`` provider at it, as a user would point it at
 a gateway. They run in a sandboxed HOME on a private tmux server. ``CAO_LIVE_OPENCODE_CLI_VERSION``
 picks another release to try.
@@ -32,7 +32,7 @@ def live_version() -> str:
 @pytest.fixture(scope="session")
 def opencode_cli():
     """The real OpenCode (installed into the per-machine cache on first use)."""
-    from cao_kernel.testing.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli
 
     return install_npm_cli(PACKAGE, live_version(), "opencode")
 
@@ -40,8 +40,8 @@ def opencode_cli():
 @pytest.fixture
 def model_server() -> Iterator[Any]:
     """A scripted Anthropic Messages API; add turns with ``model_server.script.add(...)``."""
-    from cao_kernel.testing.models import Script
-    from cao_kernel.testing.models.anthropic import AnthropicServer
+    from cao_testkit.models import Script
+    from cao_testkit.models.anthropic import AnthropicServer
 
     with AnthropicServer(Script()) as server:
         yield server
@@ -51,7 +51,7 @@ def model_server() -> Iterator[Any]:
 def user_config(server: Any, **extra: Any) -> dict[str, Any]:
     """The sandboxed user's ``~/.config/opencode/opencode.json``: OpenCode's ``anthropic`` provider at
     the scripted server."""
-    from cao_kernel.testing.models.anthropic import FAKE_API_KEY
+    from cao_testkit.models.anthropic import FAKE_API_KEY
 
     return {
         "$schema": "https://opencode.ai/config.json",
@@ -93,7 +93,7 @@ class OpencodeSandbox:
 @pytest.fixture
 def opencode_sandbox(tmp_path, model_server, opencode_cli, monkeypatch) -> OpencodeSandbox:
     """The sandbox, applied to this test's environment (the user's own OpenCode settings left out)."""
-    from cao_kernel.testing.models.cli import make_sandbox
+    from cao_testkit.models.cli import make_sandbox
 
     wanted = opencode_env(opencode_cli)
     sandbox = make_sandbox(tmp_path / "sandbox", env=wanted)
@@ -137,7 +137,7 @@ def cao_server(opencode_sandbox, cao_home, tmp_path) -> Iterator:
 
     Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
     """
-    from cao_kernel.testing.server import live_server_plugins, run_cao_server
+    from cao_testkit.server_process import live_server_plugins, run_cao_server
 
     plugins = live_server_plugins("opencode_cli")
     with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_OPENCODE_CLI_BIN",)) as server:

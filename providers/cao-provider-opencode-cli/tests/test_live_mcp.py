@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cao_kernel.testing.live_mcp import check_send_message_over_mcp
+from cao_testkit.live_mcp import check_send_message_over_mcp
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(150)]
 

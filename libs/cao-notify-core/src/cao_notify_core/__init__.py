@@ -10,9 +10,9 @@ subclasses ``plugin.NotifierPlugin``; this package does the rest:
 - ``ratelimit``: reading ``Retry-After``;
 - ``redact``: keeping the webhook URL out of reprs, errors and log records;
 - ``notifier``: start-up and shut-down; ``plugin``: the observer plugin;
-- ``text``: cutting text to a service's limits;
-- ``testing``: ``FakeWebhook``, a real local HTTP server that plays a webhook; ``fixtures``: pytest
-  fixtures built on it; ``strategies``: hypothesis strategies for payload tests.
+- ``text``: cutting text to a service's limits.
+
+Its test helpers (a fake webhook, fixtures, strategies) are in cao's test kit, ``cao_testkit.notify``.
 
 Nothing is imported here, so the entry-point module of a notifier stays cheap to import.
 """

@@ -1,67 +1,43 @@
-"""Record {{ cookiecutter.display_name }}'s screens in every status, as the detector's test fixtures.
+"""{{ cookiecutter.display_name }}'s recording scenarios: its screens in every status.
 
-Usage, from this package's folder with its test extra installed (``pip install -e '.[test]'``)::
+Record them, from this package's folder with its test extra installed (``pip install -e '.[test]'``)::
 
-    python scripts/record_screens.py [--out DIR]
+    python -m cao_testkit.record . [--out DIR]
 
-It starts the CLI through cao's own tmux backend on a private tmux server (so each screen is captured
-exactly as the kernel captures it), in a throw-away HOME, against the scripted model server of
-``cao_kernel.testing.models``, drives it into each status, and writes
-``tests/screens/<version>/<name>.txt`` plus ``manifest.json``. Each screen is labelled with the
-status the script drove the CLI into, never with what the detector under test says, and nothing is
-edited after capture: when a screen looks wrong, fix the script and record again.
+The recording starts the CLI through cao's own tmux backend on a private tmux server (so each screen is
+captured exactly as the kernel captures it), in a throw-away HOME, against the scripted model server of
+``cao_testkit.models``, runs the scenarios below, and writes ``tests/screens/<version>/<name>.txt`` plus
+``manifest.json``. Each screen is labelled with the status the scenario drove the CLI into, never with
+what the detector under test says, and nothing is edited after capture: when a screen looks wrong, fix
+the scenario and record again.
 
-TODO (real CLI): today this records the stand-in program ``tests/programs/example_cli.py``. Point
-``cli_program`` at the real CLI (``cao_kernel.testing.models.cli.install_npm_cli`` installs an npm
-package once per machine), use the model server it speaks (``anthropic.AnthropicServer`` or
-``openai.OpenAIServer``), set ``PACKAGE``, and add a step per start-up dialog and per state it has.
+TODO (real CLI): today this records the stand-in program ``tests/programs/example_cli.py``. Set
+``package`` to the real CLI's npm or PyPI package and ``cli`` to ``npm("{{ cookiecutter.binary }}")`` (or
+``pypi``), use the model server it speaks (``anthropic.AnthropicServer`` or ``openai.OpenAIServer``),
+and add a scenario per start-up dialog and per state it has.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_kernel.testing.models import Script, call_tool, fail, hold, reply
-from cao_kernel.testing.models.anthropic import AnthropicServer
-from cao_kernel.testing.models.cli import make_sandbox
-from cao_kernel.testing.recorder import (
-    ScreenRecorder,
-    environment,
-    recording_arguments,
-    tmux_backend,
-    write_manifest,
-)
+from cao_testkit.models import Script, call_tool, fail, reply
+from cao_testkit.models.anthropic import AnthropicServer
+from cao_testkit.recorder import ScreenRecorder
+from cao_testkit.recording import Recording, World, stand_in
+from cao_testkit.steps import failed_turn, held_turn
 from {{ cookiecutter.__module }}.launch import BINARY
-from {{ cookiecutter.__module }}.provider import NAME, provider
+from {{ cookiecutter.__module }}.provider import provider
 
-HERE = Path(__file__).resolve().parent.parent
-SCREENS = HERE / "tests" / "screens"
-EXAMPLE_CLI = HERE / "tests" / "programs" / "example_cli.py"
-# TODO: the npm or PyPI package of the real CLI.
-PACKAGE = "tests/programs/example_cli.py"
-RECORDED_WITH = "scripts/record_screens.py"
-SIZE = (220, 50)
-ANSWER = "The repository has 3 packages; all tests pass."
+EXAMPLE_CLI = Path(__file__).resolve().parent.parent / "tests" / "programs" / "example_cli.py"
 LONG_ANSWER = ("Findings:\n\n- the build script has no clean step\n- two tests are slow\n\n"
                "I would add the clean step first.")
 TOOL_ANSWER = "Created notes.txt."
 
 
-def cli_program(bin_dir: Path) -> Path:
-    """The CLI as ``{{ cookiecutter.binary }}`` in ``bin_dir`` (put first on PATH): the stand-in program, run by this Python."""
-    launcher = bin_dir / BINARY
-    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE_CLI))} \"$@\""
-    launcher.write_text(f"#!/bin/sh\n{command}\n", encoding="utf-8")
-    launcher.chmod(0o755)
-    return launcher
+def recorder(world: World) -> ScreenRecorder:
+    return world.recorder((220, 50), timeout=20.0, settle=0.5)
 
 
 def _bottom(screen: str) -> str:
@@ -73,8 +49,9 @@ def _prompt_back(screen: str) -> bool:
     return _bottom(screen) == ">"
 
 
-def record_dialogs(rec: ScreenRecorder) -> None:
+def record_dialogs(world: World) -> None:
     """The trust question, shown the first time the CLI starts in a folder."""
+    rec = recorder(world)
     rec.start()
     screen = rec.wait(lambda s: _bottom(s) == "Trust this folder? [y/n]", "the trust question")
     rec.save("dialog_trust_folder", screen, "waiting_user_answer", dialog="trust folder")
@@ -83,22 +60,14 @@ def record_dialogs(rec: ScreenRecorder) -> None:
     rec.stop()
 
 
-def record_turns(rec: ScreenRecorder) -> None:
+def record_turns(world: World) -> None:
     """idle, processing, completed, waiting_user_answer, error: one terminal, one turn after another."""
-    script = rec.server.script
+    rec = recorder(world)
+    script = world.server.script
     rec.start(AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save("idle", rec.wait(_prompt_back, "the prompt"), "idle")
 
-    gate = threading.Event()
-    script.add(hold(gate, reply(ANSWER)))
-    served = script.served
-    rec.type("Summarise the repository.")
-    rec.server.wait_for_arrivals(served + 1)
-    screen = rec.wait(lambda s: "Working…" in s, "the busy row")
-    rec.save("processing", screen, "processing", note="model turn held open by the server")
-    gate.set()
-    screen = rec.wait(lambda s: ANSWER in s and _prompt_back(s), "the answer")
-    rec.save("completed", screen, "completed", last_message=ANSWER)
+    held_turn(rec, busy=lambda s: "Working…" in s, ready=_prompt_back, animated=False)
 
     script.add(call_tool("run_command", {"command": "touch notes.txt"}), reply(TOOL_ANSWER))
     rec.type("Create a notes file.")
@@ -114,51 +83,15 @@ def record_turns(rec: ScreenRecorder) -> None:
                       "the long answer")
     rec.save("completed_multiline", screen, "completed", last_message=LONG_ANSWER)
 
-    script.add(fail(529, "Overloaded", kind="overloaded_error"))
-    rec.type("Try once more.")
-    screen = rec.wait(lambda s: "✗ Error:" in s and _prompt_back(s), "the model error")
-    rec.save("error", screen, "error", note="the model API answered 529")
+    failed_turn(rec, fail(529, "Overloaded", kind="overloaded_error"), shows="✗ Error:", ready=_prompt_back,
+                note="the model API answered 529")
     rec.stop()
 
 
-def _version(program: Path, env: dict[str, str]) -> tuple[str, str]:
-    done = subprocess.run([str(program), *provider().version_args], capture_output=True, text=True, env=env,
-                          timeout=60, check=True)
-    output = done.stdout.strip() or done.stderr.strip()
-    found = re.search(r"\d+\.\d+\.\d+\S*", output)
-    if found is None:
-        raise SystemExit(f"no version number in {output!r}")
-    return found.group(0), output
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = recording_arguments(__doc__).parse_args(argv)
-    root = Path(tempfile.mkdtemp(prefix="cao-screens-"))
-    try:
-        bin_dir = root / "bin"
-        bin_dir.mkdir()
-        program = cli_program(bin_dir)
-        with AnthropicServer(Script()) as server:
-            sandbox = make_sandbox(root / "sandbox", env=server.client_env(), path=[bin_dir])
-            version, version_output = _version(program, dict(sandbox.env))
-            out = args.out or SCREENS / version
-            with environment(sandbox.env), tmux_backend(root / "cao-home") as backend:
-                print(f"recording {PACKAGE} {version} ({version_output}) into {out}")
-                if out.exists():
-                    shutil.rmtree(out)
-                rec = ScreenRecorder(backend, provider().launch, provider=NAME, server=server,
-                                     workdir=sandbox.home / "project", out=out, size=SIZE,
-                                     timeout=20.0, settle=0.5)
-                record_dialogs(rec)
-                record_turns(rec)
-            write_manifest(out, package=PACKAGE, version=version, version_output=version_output,
-                           recorded_with=RECORDED_WITH, screens=rec.manifest)
-            server.assert_healthy()
-            server.script.assert_done()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+RECORDING = Recording(
+    provider=provider(),
+    # TODO: the npm or PyPI package of the real CLI, and where to get it (npm("{{ cookiecutter.binary }}")).
+    package="tests/programs/example_cli.py", cli=stand_in(EXAMPLE_CLI, BINARY), cli_on_path=True,
+    model_server=lambda: AnthropicServer(Script()), setup=lambda world: world.server.client_env(),
+    scenarios=(record_dialogs, record_turns),
+)

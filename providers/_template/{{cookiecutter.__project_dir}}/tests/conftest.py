@@ -2,19 +2,17 @@
 
 The live tests run the CLI the way cao runs it: a kernel with this provider and the tmux backend, on
 a private tmux server, in a throw-away HOME, against a scripted model server on 127.0.0.1
-(``cao_kernel.testing.models``). The ``cao_home`` and ``tmux_socket`` fixtures come from cao's pytest
-plugin (``-p cao_kernel.testing`` in pyproject.toml).
+(``cao_testkit.models``). The ``cao_home`` fixture comes from cao's pytest plugin and ``tmux_socket``
+from its test kit's (``-p cao_kernel.testing -p cao_testkit`` in pyproject.toml).
 
 TODO (real CLI): ``cli_bin`` puts the stand-in program ``tests/programs/example_cli.py`` on PATH as
-``{{ cookiecutter.binary }}``. Install the real CLI there instead (``cao_kernel.testing.models.cli.install_npm_cli``
+``{{ cookiecutter.binary }}``. Install the real CLI there instead (``cao_testkit.models.cli.install_npm_cli``
 installs an npm package once per machine and fails loudly when it cannot), serve the model API it
 speaks, and mark the live tests ``live_cli``.
 """
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,11 +29,10 @@ EXAMPLE_CLI = Path(__file__).parent / "programs" / "example_cli.py"
 @pytest.fixture(scope="session")
 def cli_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the CLI as ``{{ cookiecutter.binary }}``: the stand-in program, run by this Python."""
+    from cao_testkit.models.cli import stand_in
+
     folder = tmp_path_factory.mktemp("cli-bin")
-    launcher = folder / BINARY
-    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE_CLI))} \"$@\""
-    launcher.write_text(f"#!/bin/sh\n{command}\n", encoding="utf-8")
-    launcher.chmod(0o755)
+    stand_in(folder, BINARY, EXAMPLE_CLI)
     return folder
 
 
@@ -72,9 +69,9 @@ def live(cli_bin: Path, tmux_socket: str, cao_home: Path, tmp_path: Path,
          monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
     """The scripted server (``live.script`` takes turns) and a sandbox where ``{{ cookiecutter.binary }}`` is the CLI;
     the user's own configuration and keys are out of reach."""
-    from cao_kernel.testing.models import Script
-    from cao_kernel.testing.models.anthropic import AnthropicServer
-    from cao_kernel.testing.models.cli import make_sandbox
+    from cao_testkit.models import Script
+    from cao_testkit.models.anthropic import AnthropicServer
+    from cao_testkit.models.cli import make_sandbox
 
     with AnthropicServer(Script()) as server:
         sandbox = make_sandbox(tmp_path / "sandbox", env=server.client_env(), path=[cli_bin])

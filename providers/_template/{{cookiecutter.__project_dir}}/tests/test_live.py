@@ -11,7 +11,7 @@ import pytest
 
 from cao_hookspecs import CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
-from cao_kernel.testing.models import call_tool, fail, reply
+from cao_testkit.models import call_tool, fail, reply
 
 pytestmark = [pytest.mark.tmux]
 

@@ -14,7 +14,7 @@ What it shows, in the order a conversation goes:
 - ``✗ Error: <status> <type>: <message>`` when the model API fails.
 
 It talks to the model over the Anthropic Messages API at ``ANTHROPIC_BASE_URL`` with
-``ANTHROPIC_API_KEY`` (the tests point both at ``cao_kernel.testing.models.anthropic``), and offers
+``ANTHROPIC_API_KEY`` (the tests point both at ``cao_testkit.models.anthropic``), and offers
 the model one tool, ``run_command``, which it never actually runs.
 """
 

@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cao_kernel.testing.models import Script, ScriptError, call_tool, fail, hold, reply, respond, think
-from cao_kernel.testing.models.gemini import (
+from cao_testkit.models import Script, ScriptError, call_tool, fail, hold, reply, respond, think
+from cao_testkit.models.gemini import (
     FAKE_API_KEY,
     GeminiServer,
     conversation_of,
     google_status,
     parse_path,
 )
-from cao_kernel.testing.models.script import EXHAUSTED_TEXT, Answer
+from cao_testkit.models.script import EXHAUSTED_TEXT, Answer
 
 TOOLS = [{"functionDeclarations": [
     {"name": "run_shell_command", "parametersJsonSchema": {"type": "object"}},

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cao_kernel.testing.models.openai import (
+from cao_testkit.models.openai import (
     OpenAIServer,
     conversation_of,
     fit_schema,
     offered_namespaces,
     wire_name,
 )
-from cao_kernel.testing.models.script import (
+from cao_testkit.models.script import (
     EXHAUSTED_TEXT,
     Script,
     ScriptError,

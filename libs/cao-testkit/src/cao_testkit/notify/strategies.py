@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .events import LEVELS, Notice, describe
+from cao_notify_core.events import LEVELS, Notice, describe
 
 
 def long_texts(alphabet: str = "😀é\n a") -> st.SearchStrategy[str]:

@@ -1,4 +1,4 @@
-"""A fake Discord webhook for tests: ``cao_notify_core.testing.FakeWebhook`` (a real HTTP server on
+"""A fake Discord webhook for tests: ``cao_testkit.notify.webhook.FakeWebhook`` (a real HTTP server on
 127.0.0.1 that records every post and answers from a script) with Discord's URL shape, its 204, and
 the event kind read from each embed's footer.
 
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from cao_notify_core import testing
-from cao_notify_core.testing import Received, Reply, example_hook_calls
+from cao_notify_discord.payload import FOOTER_PREFIX
 
-from .payload import FOOTER_PREFIX
+from . import webhook
+from .webhook import Received, Reply
 
-__all__ = ["FakeWebhook", "Received", "Reply", "example_hook_calls"]
+__all__ = ["FakeWebhook", "Received", "Reply"]
 
 
-class FakeWebhook(testing.FakeWebhook):
+class FakeWebhook(webhook.FakeWebhook):
     """A Discord execute-webhook endpoint: answers 204, and a post names its kind in its embed's footer."""
 
     default_path = "/api/webhooks/123456789/fake-webhook-token"

@@ -1,5 +1,5 @@
 """The live orchestration kit's own parts that need no agent CLI: the role script and the readers of what
-an agent sent (``cao_kernel.testing.live``)."""
+an agent sent (``cao_testkit.live``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cao_kernel.orchestration import assign_suffix
-from cao_kernel.testing.live import RoleScript, answers_by, callback_target, offered_tools, tool_payload
-from cao_kernel.testing.models import (
+from cao_testkit.live import RoleScript, answers_by, callback_target, offered_tools, tool_payload
+from cao_testkit.models import (
     Conversation,
     Message,
     ScriptError,
@@ -87,7 +87,7 @@ def test_role_of_names_a_role_exactly_when_one_marker_is_in_the_system_prompt(no
 
 
 def test_the_role_script_serves_a_real_scripted_server():
-    from cao_kernel.testing.models.anthropic import FAKE_API_KEY, AnthropicServer
+    from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
 
     roles = RoleScript(boss="# Boss", worker="# Worker")
     roles.add("worker", reply("from the worker"))

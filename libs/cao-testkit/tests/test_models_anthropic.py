@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cao_kernel.testing.models import (
+from cao_testkit.models import (
     Script,
     ScriptError,
     call_tool,
@@ -21,8 +21,8 @@ from cao_kernel.testing.models import (
     respond,
     think,
 )
-from cao_kernel.testing.models.anthropic import FAKE_API_KEY, AnthropicServer, conversation_of
-from cao_kernel.testing.models.script import EXHAUSTED_TEXT, Answer
+from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer, conversation_of
+from cao_testkit.models.script import EXHAUSTED_TEXT, Answer
 
 TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
 

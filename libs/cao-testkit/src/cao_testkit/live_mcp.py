@@ -1,10 +1,10 @@
 """A live check that an agent CLI's model can call cao's ``send_message`` over MCP.
 
 A provider's ``tests/test_live_mcp.py`` calls it with the fixtures its conftest gives: ``cao_server`` (a
-real ``cao server``, see :mod:`cao_kernel.testing.server`, loading the provider and ``mock_cli``), the
+real ``cao server``, see :mod:`cao_testkit.server_process`, loading the provider and ``mock_cli``), the
 scripted ``model_server`` the CLI talks to, and ``workdir``::
 
-    from cao_kernel.testing.live_mcp import check_send_message_over_mcp
+    from cao_testkit.live_mcp import check_send_message_over_mcp
 
     async def test_send_message_called_by_my_cli_lands_in_the_receivers_inbox(cao_server, model_server,
                                                                               workdir):
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from cao_hookspecs import Message, Terminal
 
     from .models.script import Conversation, RecordedRequest, ScriptedServer, ToolResult
-    from .server import CaoServer
+    from .server_process import CaoServer
 
 __all__ = ["ANSWER_PREFIX", "MESSAGE", "RECEIVER", "SENDER", "SentOverMcp", "check_send_message_over_mcp"]
 

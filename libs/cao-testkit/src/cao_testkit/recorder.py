@@ -1,21 +1,18 @@
-"""Recording an agent CLI's screens as detector test fixtures: what every provider's
-``scripts/record_screens.py`` has in common.
-
-A recording script keeps what belongs to its CLI: how the CLI is installed, the signs it waits for, what
-it scripts the model to do, the dialogs it provokes. The rest lives here:
+"""Recording an agent CLI's screens as detector test fixtures: the machinery under
+``python -m cao_testkit.record`` (:mod:`cao_testkit.record`) and the scenarios of every provider.
 
 - :class:`ScreenRecorder`: one terminal at a time on a private tmux server, started through cao's tmux
   backend from the provider's launch plan (so each screen is captured the way the kernel captures it);
   it waits for the screen to settle on a sign (or, for animated states, for the sign itself), saves the
   screen with its manifest entry, types and sends keys.
 - :func:`neutral_root`: a scratch folder with the same path on every machine, for CLIs that print
-  their working folder's full path.
+  their working folder's full path; :func:`scratch_root`: a fresh one.
 - :func:`environment`: ``os.environ`` swapped for the recording's sandboxed one, then restored.
 - :func:`tmux_backend`: cao's tmux backend on a private tmux server of its own.
-- :func:`recording_arguments`, :func:`screen_entry`, :func:`write_manifest`: the scripts' common
+- :func:`recording_arguments`, :func:`screen_entry`, :func:`write_manifest`: the recording command's
   command line and the manifest format of ``cao_kernel.testing.screens``.
 
-Each screen is labelled by the status the script drove the CLI into, never by the detector under test.
+Each screen is labelled by the status the scenario drove the CLI into, never by the detector under test.
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan, Terminal, TerminalLaunch
 
-from .screens import MANIFEST
+from cao_kernel.testing.screens import MANIFEST
 
 if TYPE_CHECKING:
     from cao_hookspecs import TerminalBackend
@@ -48,6 +45,7 @@ __all__ = [
     "json_edit",
     "neutral_root",
     "recording_arguments",
+    "scratch_root",
     "screen_entry",
     "tmux_backend",
     "write_manifest",
@@ -94,22 +92,24 @@ class ScreenRecorder:
     ``launch`` builds each terminal's command line, exactly as the provider builds it for the kernel;
     ``provider`` is the name the terminals are registered under. Terminals run in ``workdir`` (created
     when missing) at ``size``; each gets a runtime folder under ``runtime_root`` (default: the folder
-    holding ``workdir``), a fresh ``rt-*`` one, or ``runtime_name`` formatted with ``count``, ``width``
-    and ``height`` where a screen prints that path. Screens go to ``out`` as ``<name>.txt``, their
+    holding ``workdir``), a fresh ``rt-*`` one, or ``runtime_name`` formatted with ``count``, ``width``,
+    ``height`` and ``id`` where a screen prints that path. Screens go to ``out`` as ``<name>.txt``, their
     entries to :attr:`manifest`.
 
     ``timeout``, ``settle``, ``pause`` and ``poll`` are the defaults of the waits (seconds);
     ``enter_count`` and ``submit_delay`` how text is submitted (the provider's capabilities when it
     differs from one plain Enter). ``profile`` is the profile of a terminal started without one.
     ``ids`` numbers the terminals (share one counter between recorders on one backend to keep their
-    ids apart). ``server``, the scripted model server, is only kept for the recording's steps.
+    ids apart); ``terminal_name`` and ``session_name`` are formatted with ``count``.
+    ``server``, the scripted model server, is only kept for the recording's steps.
     """
 
     def __init__(self, backend: TerminalBackend, launch: Launch, *, provider: str, workdir: Path, out: Path,
                  size: tuple[int, int] = (220, 50), server: Any = None, profile: AgentProfile | None = None,
                  timeout: float = 30.0, settle: float = 0.6, pause: float = 0.3, poll: float = 0.05,
                  runtime_root: Path | None = None, runtime_name: str | None = None,
-                 enter_count: int = 1, submit_delay: float = 0.0, ids: Iterator[int] | None = None) -> None:
+                 enter_count: int = 1, submit_delay: float = 0.0, ids: Iterator[int] | None = None,
+                 terminal_name: str = "rec-{count}", session_name: str = "cao-rec{count}") -> None:
         self.backend = backend
         self.launch = launch
         self.provider = provider
@@ -131,12 +131,15 @@ class ScreenRecorder:
         self.manifest: dict[str, dict[str, Any]] = {}
         self.terminal_id = ""
         self._ids = ids if ids is not None else itertools.count(1)
+        self._names = (terminal_name, session_name)
         self._count = 0
 
     def start(self, profile: AgentProfile | None = None, *, size: tuple[int, int] | None = None,
               env: Mapping[str, str] | None = None, edit_file: EditFile | None = None,
               files: Mapping[str, str] | None = None, plan_env: Mapping[str, str | None] | None = None,
-              wrapper: Sequence[str] = (), extra_args: Sequence[str] = (), **context: Any) -> None:
+              wrapper: Sequence[str] = (), extra_args: Sequence[str] = (),
+              edit_argv: Callable[[list[str]], Sequence[str]] | None = None, cwd: Path | None = None,
+              **context: Any) -> None:
         """Start the next terminal the way the kernel starts one.
 
         ``env`` goes into the launch context and under the plan's own environment, as the kernel
@@ -144,8 +147,10 @@ class ScreenRecorder:
         ``allowed_tools``, ``mcp_servers``). Then, to show what a user's setup would: ``edit_file``
         changes generated files before they are written, ``files`` adds files to the runtime folder,
         ``plan_env`` changes the plan's environment (a value replaces, None removes), ``wrapper`` is a
-        command the CLI runs under and ``extra_args`` are appended to its command line. ``size`` (default:
-        the recorder's) holds for this terminal and its screens.
+        command the CLI runs under, ``extra_args`` are appended to its command line and ``edit_argv``
+        rewrites that command line; ``cwd`` is where the program starts when not in the working folder
+        the launch was built for. ``size`` (default: the recorder's) holds for this terminal and its
+        screens.
         """
         self._count += 1
         self.size = size or self.default_size
@@ -154,12 +159,13 @@ class ScreenRecorder:
         if self.runtime_name is None:
             runtime = Path(tempfile.mkdtemp(prefix="rt-", dir=self.runtime_root))
         else:
-            folder = self.runtime_name.format(count=self._count, width=width, height=height)
+            folder = self.runtime_name.format(count=self._count, width=width, height=height,
+                                              id=self.terminal_id)
             runtime = self.runtime_root / folder
-            runtime.mkdir()
+            runtime.mkdir(parents=True)
         profile = profile if profile is not None else self.profile
-        terminal = Terminal(id=self.terminal_id, name=f"rec-{self._count}",
-                            session_name=f"cao-rec{self._count}", provider=self.provider,
+        name, session = (pattern.format(count=self._count) for pattern in self._names)
+        terminal = Terminal(id=self.terminal_id, name=name, session_name=session, provider=self.provider,
                             agent_profile=profile.name if profile else "recorder")
         ctx = LaunchContext(terminal=terminal, profile=profile, working_directory=str(self.workdir),
                             runtime_dir=str(runtime), env=env or {}, **context)
@@ -174,10 +180,11 @@ class ScreenRecorder:
                 launch_env.pop(name, None)
             else:
                 launch_env[name] = value
+        argv = [*wrapper, *plan.argv, *extra_args]
         self.backend.create_terminal(TerminalLaunch(
             terminal_id=self.terminal_id, session_name=terminal.session_name, window_name=terminal.name,
-            working_directory=str(self.workdir), argv=(*wrapper, *plan.argv, *extra_args), env=launch_env,
-            width=width, height=height,
+            working_directory=str(cwd or self.workdir), argv=tuple(edit_argv(argv) if edit_argv else argv),
+            env=launch_env, width=width, height=height,
         ))
         # The backend streams output to whoever watches; an unread stream would stall the program.
         self.backend.watch(self.terminal_id, lambda event: None)
@@ -219,14 +226,15 @@ class ScreenRecorder:
             time.sleep(self.poll)
         raise SystemExit(f"gave up waiting for {what}; screen:\n{self.screen()}")
 
-    def catch(self, sign: Sign, timeout: float = 10.0) -> str | None:
+    def catch(self, sign: Sign, timeout: float = 10.0, poll: float = 0.0) -> str | None:
         """The first screen where ``sign`` holds, polling as fast as tmux answers (for states that last
-        a fraction of a second); None when none showed within ``timeout``."""
+        a fraction of a second) or every ``poll`` seconds; None when none showed within ``timeout``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             screen = self.screen()
             if sign(screen):
                 return screen
+            time.sleep(poll)
         return None
 
     def save(self, name: str, screen: str, status: str, *, last_message: str | None = None,
@@ -255,6 +263,19 @@ def neutral_root(name: str) -> Iterator[Path]:
     root = Path(tempfile.gettempdir()) / name
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(mode=0o700)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def scratch_root(prefix: str = "cao-screens-", parent: Path | None = None) -> Iterator[Path]:
+    """A fresh folder named ``<prefix>...`` in ``parent`` (default: the system's temporary folder), removed
+    after the block."""
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     try:
         yield root
     finally:
@@ -294,7 +315,7 @@ def tmux_backend(home_dir: Path) -> Iterator[TerminalBackend]:
 
 def recording_arguments(doc: str, *, version: str | None = None, cli: str = "",
                         out_default: str = "tests/screens/<version>") -> argparse.ArgumentParser:
-    """The recording script's command line: ``--version`` (when ``version``, the newest tested one,
+    """The recording command's command line: ``--version`` (when ``version``, the newest tested one,
     is given; ``cli`` names the program in its help) and ``--out``. The description is the first
     paragraph of ``doc``."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
@@ -307,7 +328,7 @@ def recording_arguments(doc: str, *, version: str | None = None, cli: str = "",
 
 def write_manifest(out: Path, *, package: str, version: str, version_output: str, recorded_with: str,
                    screens: Mapping[str, Mapping[str, Any]], source: str = "recorded") -> Path:
-    """Write ``out/manifest.json`` with the standard fields (``recorded_with``: the script, from the
+    """Write ``out/manifest.json`` with the standard fields (``recorded_with``: the scenarios file, from the
     repository root) and return its path."""
     manifest = {"package": package, "version": version, "version_output": version_output, "source": source,
                 "recorded_with": recorded_with, "screens": dict(screens)}

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["CaoServer", "live_server_plugins", "run_cao_server"]
+__all__ = ["CaoServer", "live_server_plugins", "run_cao_server", "stop_process"]
 
 _READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
 _START_TIMEOUT = 30.0
@@ -47,6 +47,17 @@ class CaoServer:
         from cao_server.client import HttpKernel
 
         return HttpKernel(self.url)
+
+
+def stop_process(proc: subprocess.Popen[str]) -> None:
+    """Stop a server process: SIGTERM, then SIGKILL when it has not exited within 15 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
 
 
 def _pump(stream, sink) -> None:  # noqa: ANN001
@@ -93,13 +104,7 @@ def run_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], pl
                 raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
             yield CaoServer(proc=proc, url=url, home=Path(home), stderr=stderr)
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
+            stop_process(proc)
             for pump in pumps:
                 pump.join(5)
             for stream in (proc.stdout, proc.stderr):

@@ -1,4 +1,4 @@
-"""``cao_kernel.testing.recorder``: the shared part of every provider's ``scripts/record_screens.py``.
+"""``cao_testkit.recorder``: the machinery under every provider's recording of its screens.
 
 The recorder drives the real mock_cli (the mock provider's own launch) through cao's tmux backend on a
 private tmux server, so what it waits for, saves and writes is checked against a real terminal.
@@ -16,7 +16,10 @@ import attrs
 import pytest
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan
-from cao_kernel.testing.recorder import (
+from cao_kernel.testing.screens import load_screens, manifest_problems
+from cao_provider_mock.contract import PROMPT_GLYPH
+from cao_provider_mock.provider import NAME, mock_provider
+from cao_testkit.recorder import (
     ScreenRecorder,
     environment,
     json_edit,
@@ -26,9 +29,6 @@ from cao_kernel.testing.recorder import (
     tmux_backend,
     write_manifest,
 )
-from cao_kernel.testing.screens import load_screens, manifest_problems
-from cao_provider_mock.contract import PROMPT_GLYPH
-from cao_provider_mock.provider import NAME, mock_provider
 
 pytestmark = pytest.mark.tmux
 

@@ -7,7 +7,7 @@
 - :mod:`.gemini`: ``GeminiServer``, the Gemini API's generateContent (Gemini CLI).
 - :mod:`.cli`: installing a real agent CLI from npm or PyPI into a per-machine cache, and sandboxed homes.
 
-Nothing here is imported by ``cao_kernel.testing`` itself: import the module you need.
+Nothing here is imported by the ``cao_testkit`` pytest plugin itself: import the module you need.
 """
 
 from __future__ import annotations

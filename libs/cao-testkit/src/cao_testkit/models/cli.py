@@ -15,9 +15,12 @@ interpreter already on the machine (Pythons are looked for, never downloaded).
 When npm, uv or the registry cannot be reached, :class:`LiveCliUnavailable` (an ``AssertionError``)
 says so: live tests fail loudly rather than skip.
 
+``stand_in(folder, binary, program)`` writes a launcher that runs a Python program as the CLI (a
+package's stand-in before the real CLI is wired in).
+
 ``Sandbox`` is a throw-away HOME (with XDG folders) and an environment that keeps the user's own
 agent configuration and credentials out of the test (variables with :data:`LEAKY_PREFIXES` are
-dropped; cao's own variables are left to ``cao_kernel.testing``'s fixtures).
+dropped; cao's own variables are left to ``cao_kernel.testing``'s ``cao_home`` fixture).
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -45,6 +50,7 @@ __all__ = [
     "install_npm_cli",
     "install_pypi_cli",
     "make_sandbox",
+    "stand_in",
 ]
 
 CACHE_ENV = "CAO_LIVE_CLI_CACHE"
@@ -136,6 +142,14 @@ def install_npm_cli(package: str, version: str, bin_name: str, *, cache: Path | 
     root = (cache or cache_root()).expanduser()
     folder = root / _folder_name(package, version)
     binary = folder / "node_modules" / ".bin" / bin_name
+    return _installed(package, version, root, folder, binary,
+                      lambda: _npm_install(package, version, root, folder, timeout))
+
+
+def _installed(package: str, version: str, root: Path, folder: Path, binary: Path,
+               install: Callable[[], None]) -> InstalledCli:
+    """The program ``binary`` of ``folder`` once it answers its version check (checked once per process),
+    ``install``ed first when it is missing or broken; other processes wait on the folder's lock."""
     with _checked_lock:
         if _checked.get(binary) is not None:
             return InstalledCli(package=package, version=version, prefix=folder, binary=binary,
@@ -148,7 +162,7 @@ def install_npm_cli(package: str, version: str, bin_name: str, *, cache: Path | 
                 shutil.rmtree(folder, ignore_errors=True)  # a broken install is replaced, not reused
             else:
                 return _remember(package, version, folder, binary, output)
-        _npm_install(package, version, root, folder, timeout)
+        install()
         output = _check(binary, version)
         return _remember(package, version, folder, binary, output)
 
@@ -302,21 +316,11 @@ def install_pypi_cli(package: str, version: str, bin_name: str, *,
         name += f"-{_SAFE.sub('-', exclude_newer)}"
     folder = root / name
     binary = folder / "bin" / bin_name
-    with _checked_lock:
-        if _checked.get(binary) is not None:
-            return InstalledCli(package=package, version=version, prefix=folder, binary=binary,
-                                version_output=_checked[binary])
-    with _locked(root / f".{folder.name}.lock"):
-        if binary.exists():
-            try:
-                output = _check(binary, version)
-            except LiveCliUnavailable:
-                shutil.rmtree(folder, ignore_errors=True)  # a broken install is replaced, not reused
-            else:
-                return _remember(package, version, folder, binary, output)
+
+    def install() -> None:
         _uv_install(package, version, interpreter, exclude_newer, root, folder, timeout)
-        output = _check(binary, version)
-        return _remember(package, version, folder, binary, output)
+
+    return _installed(package, version, root, folder, binary, install)
 
 
 def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: str | None, root: Path,
@@ -394,3 +398,14 @@ def make_sandbox(root: Path, *, env: Mapping[str, str] | None = None, path: Sequ
     full = {**base, "HOME": str(home), **{k: str(v) for k, v in xdg.items()},
             "PATH": os.pathsep.join(dict.fromkeys(search)), **dict(env or {})}
     return Sandbox(root=root, home=home, env=full)
+
+
+def stand_in(folder: Path, binary: str, program: Path) -> Path:
+    """A launcher named ``binary`` in ``folder`` that runs the Python program ``program`` with this
+    interpreter: a stand-in for a CLI not installed here (put ``folder`` first on PATH)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    launcher = folder / binary
+    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(program))} \"$@\""
+    launcher.write_text(f"#!/bin/sh\n{command}\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    return launcher

@@ -4,7 +4,7 @@ instance of the notifier's plugin.
 Import them into the ``conftest.py`` next to the tests, and say which notifier they run with a
 ``notify_target`` fixture::
 
-    from cao_notify_core.fixtures import NotifyTarget, config_file, start_plugin, until, webhook
+    from cao_testkit.notify.fixtures import NotifyTarget, config_file, start_plugin, until, webhook
 
     @pytest.fixture
     def notify_target() -> NotifyTarget:
@@ -20,12 +20,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .plugin import NotifierPlugin
-from .testing import FakeWebhook
+from .webhook import FakeWebhook
+
+if TYPE_CHECKING:
+    from cao_notify_core.plugin import NotifierPlugin
 
 
 @dataclass(frozen=True, kw_only=True)

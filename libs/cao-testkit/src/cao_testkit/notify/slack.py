@@ -1,4 +1,4 @@
-"""A fake Slack incoming webhook for tests, on ``cao_notify_core.testing.FakeWebhook`` (a real HTTP
+"""A fake Slack incoming webhook for tests, on ``cao_testkit.notify.webhook.FakeWebhook`` (a real HTTP
 server on 127.0.0.1 that records every post and answers from a script): Slack's URL shape, its
 ``200 ok``, and the event kind read from each message's context line. Point ``CAO_SLACK_WEBHOOK_URL``
 at ``hook.url``.
@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from cao_notify_core import testing
-from cao_notify_core.testing import Received, Reply, example_hook_calls
+from cao_notify_slack.payload import CONTEXT_PREFIX
 
-from .payload import CONTEXT_PREFIX
+from . import webhook
+from .webhook import Received, Reply
 
-__all__ = ["FakeWebhook", "Received", "Reply", "example_hook_calls"]
+__all__ = ["FakeWebhook", "Received", "Reply"]
 
 
-class FakeWebhook(testing.FakeWebhook):
+class FakeWebhook(webhook.FakeWebhook):
     """A Slack incoming webhook: answers 200 ``ok``, and a post names its kind in its context line."""
 
     default_path = "/services/T0000000/B0000000/fake-webhook-secret"

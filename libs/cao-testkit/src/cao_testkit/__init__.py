@@ -1,0 +1,29 @@
+"""cao's test kit, and a pytest plugin: enable it with ``-p cao_testkit`` (next to ``-p cao_kernel.testing``).
+
+Fixtures:
+
+- ``private_tmux``: a private tmux server for the test (:mod:`cao_testkit.tmux`); ``CAO_TMUX_SOCKET`` and
+  ``CAO_TMUX_CONFIG`` point at it.
+- ``tmux_socket``: just such a server's socket path, for tests that hand it to a kernel.
+
+The rest is imported where it is used:
+
+- :mod:`cao_testkit.models`: scripted model servers (Anthropic, OpenAI Responses, Gemini) and real agent
+  CLIs installed into a per-machine cache, run in sandboxed homes.
+- :mod:`cao_testkit.live`, :mod:`cao_testkit.live_mcp`: live orchestration through real agent CLIs.
+- :mod:`cao_testkit.server_process`: a real ``cao server`` subprocess; :mod:`cao_testkit.serve`: one in a
+  thread; :mod:`cao_testkit.openapi`: a client that checks every answer against the OpenAPI document.
+- :mod:`cao_testkit.recorder`, :mod:`cao_testkit.recording`, :mod:`cao_testkit.steps`: recording a
+  provider's screens, with ``python -m cao_testkit.record`` (:mod:`cao_testkit.record`).
+- :mod:`cao_testkit.notify`: a fake webhook, example events, fixtures and strategies for notifier plugins.
+
+Test code only: nothing a user installs to run cao imports it. It imports the kernel and plugins it
+drives (``cao-kernel``, ``cao-tmux``, ``cao-server``...) where it uses them; the package whose tests use
+a part lists them in its ``test`` extra next to ``cao-testkit``.
+"""
+
+from __future__ import annotations
+
+from .tmux import private_tmux, tmux_socket
+
+__all__ = ["private_tmux", "tmux_socket"]
