@@ -26,9 +26,10 @@ from typing import Any
 from cao_hookspecs import LaunchContext, LaunchPlan
 from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
 from cao_hookspecs.programs import find_program
+from cao_hookspecs.signals import signal_command
 
 from .config import CONFIG_DIR, global_config, link_user_files, user_settings
-from .signals import SETTINGS_FILE, hook_settings, signal_command
+from .signals import SETTINGS_FILE, hook_settings
 
 __all__ = ["BINARY", "BINARY_ENV", "NATIVE_TOOLS", "launch", "resolve_binary", "tool_args"]
 
