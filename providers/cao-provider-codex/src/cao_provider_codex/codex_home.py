@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext
+from cao_launch_core.user_config import merge
 
 from .signals import notify_command
 
@@ -70,17 +71,6 @@ def read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"the Codex config {path} is not valid TOML: {exc}") from exc
-
-
-def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``over`` laid on ``base``: tables merge key by key, anything else is replaced."""
-    merged: dict[str, Any] = {k: (merge(v, {}) if isinstance(v, Mapping) else v) for k, v in base.items()}
-    for name, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(name), Mapping):
-            merged[name] = merge(merged[name], value)
-        else:
-            merged[name] = merge(value, {}) if isinstance(value, Mapping) else value
-    return merged
 
 
 def _seconds(name: str, field: str, value: Any) -> float:

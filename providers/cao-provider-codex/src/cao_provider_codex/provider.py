@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cao_hookspecs import LaunchContext, LaunchPlan, ProviderCapabilities, ProviderSpec, StartupDialog
 from cao_hookspecs.programs import find_program
+from cao_launch_core.environment import environment
 
 from .codex_home import AUTH_FILE, HOME_DIR, build_config, read_toml, user_codex_home
 from .screen import detect_status, extract_last_message
@@ -85,7 +86,7 @@ def resolve_binary(env: Mapping[str, str]) -> str:
 
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """Launch plan for one terminal: Codex inline, with a private ``CODEX_HOME`` in the runtime folder."""
-    program = resolve_binary({**os.environ, **dict(ctx.env)})
+    program = resolve_binary(environment(ctx))
     user_home = user_codex_home()
     user_config = read_toml(user_home / "config.toml")
     config = build_config(ctx, user_config)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.user_config import read_json_object
 
-from .config import read_settings, user_gemini_dir
+from .config import user_gemini_dir
 from .dialogs import STARTUP_DIALOGS
 from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
 from .screen import detect_status, extract_last_message
@@ -28,7 +29,7 @@ _VERTEX_MULTI_REGION = {"us": "https://aiplatform.us.rep.googleapis.com",
 def _auth_type(env: Mapping[str, str]) -> str | None:
     """The sign-in Gemini CLI will use with ``env``: the user's saved choice, else what the private
     settings choose (the API key when one is set), else what the environment implies."""
-    settings = read_settings(user_gemini_dir(env) / "settings.json")
+    settings = read_json_object(user_gemini_dir(env) / "settings.json")
     security = settings.get("security")
     auth = security.get("auth") if isinstance(security, dict) else None
     chosen = auth.get("selectedType") if isinstance(auth, dict) else None

@@ -1,0 +1,2 @@
+"""What cao's providers share to start their agent CLIs: the environment a CLI runs with, the JSON of
+its MCP config, and a private config folder built from the user's own."""
