@@ -27,7 +27,8 @@ def test_a_json_list_of_words_comes_back_as_it_is(command):
 def test_anything_else_is_refused_naming_the_variable_and_the_value(raw):
     with pytest.raises(ValueError) as caught:
         signal_command({SIGNAL_COMMAND_ENV: raw})
-    assert str(caught.value) == f"CAO_SIGNAL_COMMAND must be a JSON list of program and arguments, got {raw!r}"
+    assert str(caught.value) == (f"CAO_SIGNAL_COMMAND must be a JSON list of program and arguments, "
+                                 f"got {raw!r}")
 
 
 @given(st.text(max_size=40))

@@ -23,14 +23,16 @@ def read(*rows: str) -> Reading:
 
 def test_a_finished_turn_is_completed_with_its_answer_rows():
     found = read(f"{PROMPT} List the files.", "> There are three", "files.", " ▸ Credits: 0.1", "", PROMPT)
-    assert (found.status, found.evidence) == (TerminalStatus.COMPLETED, "answer to 'List the files.', prompt back")
+    assert found.status == TerminalStatus.COMPLETED
+    assert found.evidence == "answer to 'List the files.', prompt back"
     assert found.answer == (1, 5) and found.marker == ">"
     assert last_answer(lambda text: found, "", "Acme") == "There are three\nfiles."
 
 
 @pytest.mark.parametrize(("rows", "status", "evidence"), [
     ((), TerminalStatus.UNKNOWN, "no Acme chat prompt on screen"),
-    (("0 of 1 mcp servers initialized",), TerminalStatus.PROCESSING, "MCP servers still loading, no prompt yet"),
+    (("0 of 1 mcp servers initialized",), TerminalStatus.PROCESSING,
+     "MCP servers still loading, no prompt yet"),
     ((PROMPT,), TerminalStatus.IDLE, "prompt waiting, no message sent yet"),
     ((f"{PROMPT} How can I help?",), TerminalStatus.IDLE, "prompt waiting, no message sent yet"),
     ((f"{PROMPT} hi", "thinking"), TerminalStatus.PROCESSING, "working on 'hi': thinking"),
@@ -39,7 +41,8 @@ def test_a_finished_turn_is_completed_with_its_answer_rows():
      TerminalStatus.WAITING_USER_ANSWER, "asks to allow fs_write [y/n/t]"),
     ((f"{PROMPT} hi", "Acme is having trouble responding right now", PROMPT), TerminalStatus.ERROR,
      "turn to 'hi' ended in an error: Acme is having trouble responding right now"),
-    ((f"{PROMPT} hi", "no answer here", PROMPT), TerminalStatus.IDLE, "prompt back without an answer to 'hi'"),
+    ((f"{PROMPT} hi", "no answer here", PROMPT), TerminalStatus.IDLE,
+     "prompt back without an answer to 'hi'"),
 ])
 def test_each_rule_names_itself(rows, status, evidence):
     found = read(*rows)
@@ -52,7 +55,8 @@ def test_a_fatal_message_counts_only_with_nothing_drawn_after_it():
     assert CHAT.stopped(rows, [0, 1], [1]) is None
     stopped = CHAT.stopped(rows, [0, 1], [])
     assert stopped is not None and stopped.status == TerminalStatus.ERROR
-    assert stopped.evidence == "Acme stopped: not logged in: You are not logged in, please log in with acme login"
+    assert stopped.evidence == ("Acme stopped: not logged in: "
+                                "You are not logged in, please log in with acme login")
 
 
 def test_an_unfinished_or_empty_answer_is_a_value_error_naming_the_product():

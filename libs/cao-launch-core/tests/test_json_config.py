@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cao_hookspecs.allowed_tools import MCP_SERVER_NAME
-from cao_launch_core.json_config import check_server_name, mcp_config, plain
+from cao_launch_core.json_config import check_server_name, mcp_config, plain, stdio_typed
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.text(max_size=10)
 JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
@@ -55,3 +55,17 @@ def test_the_mcp_file_holds_the_servers_as_given(servers):
     text = mcp_config({name: frozen(entry) for name, entry in servers.items()})
     assert json.loads(text) == {"mcpServers": servers}
     assert text == json.dumps({"mcpServers": servers}, indent=2)
+
+
+@given(JSON)
+def test_stdio_typed_marks_only_command_entries_without_a_type(entry):
+    typed = stdio_typed(frozen(entry))
+    if isinstance(entry, dict) and "command" in entry and "type" not in entry:
+        assert typed == {**entry, "type": "stdio"}
+    else:
+        assert typed == entry
+
+
+def test_stdio_typed_keeps_a_type_that_is_given():
+    assert stdio_typed({"command": "x", "type": "sse"}) == {"command": "x", "type": "sse"}
+    assert stdio_typed({"url": "http://127.0.0.1:9"}) == {"url": "http://127.0.0.1:9"}

@@ -6,10 +6,11 @@ import copy
 import os
 import types
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cao_launch_core.user_config import link_user_files, merge, read_json_object
+from cao_launch_core.user_config import link_user_files, merge, read_config_text, read_json_object
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 TABLES = st.recursive(st.integers() | st.text(max_size=3),
@@ -30,6 +31,15 @@ def test_a_json_object_is_read_and_anything_else_counts_as_empty(tmp_path):
         assert read_json_object(path) == {}
     assert read_json_object(tmp_path / "missing.json") == {}
     assert read_json_object(tmp_path) == {}
+
+
+def test_config_text_is_read_none_when_missing_and_an_error_naming_it_when_unreadable(tmp_path):
+    path = tmp_path / "config.toml"
+    assert read_config_text(path, "the Acme config") is None
+    path.write_text("model = 'x'\n", encoding="utf-8")
+    assert read_config_text(path, "the Acme config") == "model = 'x'\n"
+    with pytest.raises(ValueError, match=rf"^cannot read the Acme config {tmp_path}: \[Errno 21\] Is a directory"):
+        read_config_text(tmp_path, "the Acme config")
 
 
 @given(TOP, TOP)

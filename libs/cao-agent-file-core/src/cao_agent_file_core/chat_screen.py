@@ -43,13 +43,15 @@ CREDITS = re.compile(r"^\s*▸ Credits:")
 FATAL = (
     ("not logged in", re.compile(r"You are not logged in, please log in with \S+ login")),
     ("the agent file was not loaded", re.compile(r"no agent with name \S+ found")),
-    ("bad command-line option", re.compile(r"^error: (?:unexpected argument|invalid value|unrecognized subcommand)")),
+    ("bad command-line option",
+     re.compile(r"^error: (?:unexpected argument|invalid value|unrecognized subcommand)")),
 )
 #: Grey hints drawn after an empty prompt; a plain capture cannot tell them from typed text.
 HINTS = frozenset({
     "How can I help?", "What should we work on?", "Ask me anything!", "What would you like to do?",
-    "Ready when you are!", "Curious what I can do? Just ask!", "Not sure where to start? Ask me about my features",
-    "Want to know what commands I have? Just ask", "Need help with features or setup? Use /help",
+    "Ready when you are!", "Curious what I can do? Just ask!",
+    "Not sure where to start? Ask me about my features", "Want to know what commands I have? Just ask",
+    "Need help with features or setup? Use /help",
     "Use @file or @dir to include file contents inline", "What would you like to do next?",
 })
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from cao_hookspecs.allowed_tools import MCP_SERVER_NAME
 
-__all__ = ["check_server_name", "mcp_config", "plain"]
+__all__ = ["check_server_name", "mcp_config", "plain", "stdio_typed"]
 
 
 def plain(value: Any) -> Any:
@@ -24,6 +24,15 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return value
+
+
+def stdio_typed(entry: Any) -> Any:
+    """``entry`` as plain JSON (:func:`plain`), with ``"type": "stdio"`` added when it runs a
+    ``command`` and names no type: how Claude-style ``mcpServers`` files mark a local server."""
+    server = plain(entry)
+    if isinstance(server, dict) and "command" in server and "type" not in server:
+        server["type"] = "stdio"
+    return server
 
 
 def check_server_name(name: str) -> str:

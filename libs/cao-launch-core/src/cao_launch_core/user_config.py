@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["link_user_files", "merge", "read_json_object"]
+__all__ = ["link_user_files", "merge", "read_config_text", "read_json_object"]
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
@@ -26,6 +26,20 @@ def read_json_object(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def read_config_text(path: Path, what: str) -> str | None:
+    """The text of the user's config file ``path``, or None when there is none.
+
+    :raises ValueError: ``cannot read <what> <path>: <reason>`` when the file is there but cannot be
+        read: an agent started with the user's settings silently dropped would be worse than none.
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} {path}: {exc}") from exc
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

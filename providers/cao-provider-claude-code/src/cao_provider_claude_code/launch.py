@@ -28,7 +28,7 @@ from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
 from cao_hookspecs.programs import find_program
 from cao_hookspecs.signals import signal_command
 from cao_launch_core.environment import environment
-from cao_launch_core.json_config import check_server_name, mcp_config, plain
+from cao_launch_core.json_config import check_server_name, mcp_config, stdio_typed
 from cao_launch_core.user_config import link_user_files
 
 from .config import CONFIG_DIR, LINKED, global_config, user_config_dir, user_settings
@@ -122,9 +122,7 @@ def _mcp_config(servers: Mapping[str, Any]) -> str:
     entries: dict[str, Any] = {}
     for name, entry in servers.items():
         check_server_name(name)
-        server = entries[name] = plain(entry)
-        if "command" in server and "type" not in server:
-            server["type"] = "stdio"
+        entries[name] = stdio_typed(entry)
     return mcp_config(entries)
 
 

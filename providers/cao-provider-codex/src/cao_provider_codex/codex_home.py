@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext
-from cao_launch_core.user_config import merge
+from cao_launch_core.user_config import merge, read_config_text
 
 from .signals import notify_command
 
@@ -61,12 +61,9 @@ def user_codex_home(environ: Mapping[str, str] | None = None) -> Path:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file as a dict ({} when it does not exist); a broken one is an error naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = read_config_text(path, "the Codex config")
+    if text is None:
         return {}
-    except OSError as exc:
-        raise ValueError(f"cannot read the Codex config {path}: {exc}") from exc
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

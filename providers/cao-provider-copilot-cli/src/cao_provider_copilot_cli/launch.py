@@ -31,7 +31,7 @@ from cao_hookspecs import LaunchContext, LaunchPlan
 from cao_hookspecs.allowed_tools import read_allowed_tools
 from cao_hookspecs.programs import find_program
 from cao_launch_core.environment import environment
-from cao_launch_core.json_config import check_server_name, mcp_config, plain
+from cao_launch_core.json_config import check_server_name, mcp_config, stdio_typed
 
 __all__ = [
     "AGENT_DIR",
@@ -127,11 +127,9 @@ def _mcp_config(servers: Mapping[str, Any]) -> str:
     entries: dict[str, Any] = {}
     for name, entry in servers.items():
         check_server_name(name)
-        server = entries[name] = plain(entry)
+        server = entries[name] = stdio_typed(entry)
         if not isinstance(server, dict):
             raise ValueError(f"MCP server {name!r}: the entry must be a mapping, got {type(server).__name__}")
-        if "command" in server and "type" not in server:
-            server["type"] = "stdio"
         # Copilot offers only the tools an entry lists; cao restricts tools with permission rules instead.
         server.setdefault("tools", ["*"])
     return mcp_config(entries)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cao_launch_core.user_config import merge
+from cao_launch_core.user_config import merge, read_config_text
 
 __all__ = [
     "CONFIG_FILE",
@@ -61,12 +61,9 @@ def read_user_config(share: Path) -> dict[str, Any]:
     """
     for name, parse in (("config.toml", tomllib.loads), ("config.json", json.loads)):
         path = share / name
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        text = read_config_text(path, "the Kimi CLI config")
+        if text is None:
             continue
-        except OSError as exc:
-            raise ValueError(f"cannot read the Kimi CLI config {path}: {exc}") from exc
         try:
             data = parse(text)
         except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors

@@ -21,7 +21,15 @@ from __future__ import annotations
 
 import re
 
-from cao_agent_file_core.chat_screen import HINTS, PROMPT, SPINNER, ChatScreen, Reading, find_prompts, last_answer
+from cao_agent_file_core.chat_screen import (
+    HINTS,
+    PROMPT,
+    SPINNER,
+    ChatScreen,
+    Reading,
+    find_prompts,
+    last_answer,
+)
 from cao_agent_file_core.chat_screen import reading as _reading
 from cao_hookspecs import StatusReport, TerminalStatus
 from cao_screen_core.reports import read_safely
