@@ -25,7 +25,8 @@ class InputBoxScreen:
     """A screen split into transcript, input box and footer (any part may be missing).
 
     Subclasses set :attr:`RULE`, :attr:`PROMPT` and :attr:`PLACEHOLDER`. ``box_top`` and ``box_bottom``
-    are the rows of the box's two rules, both None when no box is drawn.
+    are the rows of the box's two rules, both None when no box is drawn; ``transcript`` holds the rows
+    above the box (the whole screen when there is none), ``footer_rows`` the rows under it.
     """
 
     #: A full-width rule above or below the box.
@@ -44,15 +45,9 @@ class InputBoxScreen:
             top = last_index(lines, self.RULE.match, end=bottom)
             if top is not None and top + 1 < bottom and self.PROMPT.match(lines[top + 1]):
                 self.box_top, self.box_bottom = top, bottom
-
-    @property
-    def has_box(self) -> bool:
-        return self.box_top is not None
-
-    @property
-    def transcript(self) -> list[str]:
-        """The rows above the box (the whole screen when there is none)."""
-        return self.lines[: self.box_top] if self.box_top is not None else self.lines
+        self.has_box = self.box_top is not None
+        self.transcript = lines[: self.box_top]
+        self.footer_rows = lines[self.box_bottom + 1:] if self.box_bottom is not None else []
 
     @property
     def pending_input(self) -> str:
@@ -62,11 +57,6 @@ class InputBoxScreen:
         rows = self.lines[self.box_top + 1:self.box_bottom]
         text = "\n".join([rows[0][1:].strip(), *(row.strip() for row in rows[1:])]).strip()
         return "" if self.PLACEHOLDER.match(text) else text
-
-    @property
-    def footer_rows(self) -> list[str]:
-        """The rows under the box (none when there is no box)."""
-        return self.lines[self.box_bottom + 1:] if self.box_bottom is not None else []
 
     def tail(self, rows: int) -> list[str]:
         """The bottom ``rows`` rows that are not blank (where menus and dialogs are drawn)."""

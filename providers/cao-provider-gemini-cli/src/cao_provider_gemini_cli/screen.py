@@ -97,7 +97,7 @@ class Screen:
     @property
     def above(self) -> list[str]:
         """Everything above the input area (the whole screen when there is none)."""
-        return self.lines[: self.rule] if self.rule is not None else self.lines
+        return self.lines[: self.rule]
 
     @property
     def status_row(self) -> str | None:
