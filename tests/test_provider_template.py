@@ -112,7 +112,7 @@ def test_new_renders_a_complete_package(tmp_path):
 
     project = tomllib.loads(files["pyproject.toml"].decode())
     assert project["project"]["name"] == "cao-provider-acme-cli"
-    assert project["project"]["dependencies"] == ["cao-hookspecs"]
+    assert project["project"]["dependencies"] == ["cao-hookspecs", "cao-launch-core", "cao-screen-core"]
     assert project["project"]["entry-points"] == {"cao": {"acme_cli": "cao_provider_acme_cli.plugin"}}
     assert {"cao-kernel", "cao-tmux"} <= set(project["project"]["optional-dependencies"]["test"])
     assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [module]

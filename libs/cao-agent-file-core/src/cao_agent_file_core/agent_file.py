@@ -21,6 +21,7 @@ from typing import Any
 
 from cao_hookspecs import LaunchContext
 from cao_hookspecs.names import PROFILE_NAME_RE, TERMINAL_ID_RE
+from cao_launch_core.json_config import plain
 
 from .cli import ChatCli
 from .tools import agent_tools
@@ -52,15 +53,6 @@ def agent_folder(env: Mapping[str, str], cli: ChatCli) -> Path:
     return Path(home).expanduser().joinpath(*cli.agent_dir)
 
 
-def _plain(value: Any) -> Any:
-    """JSON-ready copy of profile values (frozen mappings and tuples included)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _is_cao_server(entry: Mapping[str, Any]) -> bool:
     command = Path(str(entry.get("command") or "")).name
     args = [str(a) for a in entry.get("args") or []]
@@ -74,10 +66,10 @@ def _mcp_servers(servers: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"MCP server name {name!r}: use 1-64 letters, digits, '_', '.' or '-'")
         if not isinstance(entry, Mapping):
             raise ValueError(f"MCP server {name!r}: its entry must be a mapping, got {type(entry).__name__}")
-        plain = _plain(entry)
-        if _is_cao_server(plain):
-            plain.setdefault("timeout", CAO_MCP_TIMEOUT_MS)
-        result[name] = plain
+        server = plain(entry)
+        if _is_cao_server(server):
+            server.setdefault("timeout", CAO_MCP_TIMEOUT_MS)
+        result[name] = server
     return result
 
 
@@ -112,7 +104,7 @@ def agent_config(ctx: LaunchContext, name: str, cli: ChatCli) -> dict[str, Any]:
                            ("resources", profile.resources), ("hooks", profile.hooks),
                            (cli.legacy_mcp_json_key, profile.use_legacy_mcp_json)):
             if value is not None:
-                config[key] = _plain(value)
+                config[key] = plain(value)
     return config
 
 

@@ -17,7 +17,6 @@ traps run after the CLI has ended, so the CLI keeps the terminal and its own sig
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 
@@ -27,7 +26,7 @@ from cao_hookspecs.programs import find_program
 from .agent_file import agent_config, agent_folder, agent_name, dumps, write_atomically
 from .cli import ChatCli
 
-__all__ = ["CLEANUP_SCRIPT", "chat_plan", "environment", "resolve_binary"]
+__all__ = ["CLEANUP_SCRIPT", "chat_plan", "resolve_binary"]
 
 # $0 is the agent file, "$@" the CLI's argv. Traps with a command (not '') are reset in the child, so
 # the CLI handles its own signals; HUP and TERM end the shell only after the CLI has ended, through the
@@ -35,11 +34,6 @@ __all__ = ["CLEANUP_SCRIPT", "chat_plan", "environment", "resolve_binary"]
 CLEANUP_SCRIPT = 'trap \'rm -f -- "$0"\' EXIT; trap "exit 129" HUP; trap "exit 143" TERM; trap : INT; "$@"'
 _SHELL = "/bin/sh"
 _MODEL = re.compile(r"^[A-Za-z0-9._:/][A-Za-z0-9._:/-]{0,127}\Z")
-
-
-def environment(ctx: LaunchContext) -> dict[str, str]:
-    """The environment the CLI will run with: this process's, then the terminal's on top."""
-    return {**os.environ, **dict(ctx.env)}
 
 
 def resolve_binary(env: Mapping[str, str], cli: ChatCli) -> str:

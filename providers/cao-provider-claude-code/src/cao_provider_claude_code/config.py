@@ -8,8 +8,9 @@ fresh folder under its runtime folder, seeded so that the CLI starts straight at
   terminal starts with approved;
 - the user's identity and login kept: a few keys of their ``.claude.json`` are copied
   (:data:`KEPT_KEYS`), their ``settings.json`` is copied, and their credentials file and
-  customisation folders (agents, commands, skills, plugins, ``CLAUDE.md``) are linked, so a token
-  refresh lands in the user's own credentials and nothing else of theirs is ever written.
+  customisation folders (agents, commands, skills, plugins, ``CLAUDE.md``) are linked (:data:`LINKED`,
+  by the launch), so a token refresh lands in the user's own credentials and nothing else of theirs
+  is ever written.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONFIG_DIR", "KEPT_KEYS", "LINKED", "global_config", "link_user_files", "user_config_dir"]
+from cao_launch_core.user_config import read_json_object
+
+__all__ = ["CONFIG_DIR", "KEPT_KEYS", "LINKED", "global_config", "user_config_dir", "user_settings"]
 
 #: The private config folder, relative to the terminal's runtime folder.
 CONFIG_DIR = "claude-config"
@@ -48,18 +51,9 @@ def _user_global_file(env: Mapping[str, str]) -> Path:
     return Path(custom).expanduser() / ".claude.json" if custom else _home(env) / ".claude.json"
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path``; anything unreadable counts as empty (the user's file is optional)."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def global_config(working_directory: str, env: Mapping[str, str], api_key: str | None) -> dict[str, Any]:
     """The ``.claude.json`` a terminal starts with."""
-    user = _read_json_object(_user_global_file(env))
+    user = read_json_object(_user_global_file(env))
     config: dict[str, Any] = {key: user[key] for key in KEPT_KEYS if key in user}
     approved = list((user.get("customApiKeyResponses") or {}).get("approved") or [])
     if api_key and api_key[-_KEY_SUFFIX:] not in approved:
@@ -80,23 +74,6 @@ def global_config(working_directory: str, env: Mapping[str, str], api_key: str |
 def user_settings(env: Mapping[str, str]) -> str | None:
     """The user's ``settings.json`` text when it holds a JSON object (copied, never linked: the CLI
     may write to it)."""
-    settings = _read_json_object(user_config_dir(env) / "settings.json")
+    settings = read_json_object(user_config_dir(env) / "settings.json")
     return json.dumps(settings, indent=2) if settings else None
 
-
-def link_user_files(private_dir: Path, env: Mapping[str, str]) -> list[str]:
-    """Link the user's credentials and customisation folders into ``private_dir``; return the names linked.
-
-    Only entries that exist are linked; an existing entry of the private folder is left alone.
-    """
-    source = user_config_dir(env)
-    linked: list[str] = []
-    if not source.is_dir() or source.resolve() == private_dir.resolve():
-        return linked
-    private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for name in LINKED:
-        target, link = source / name, private_dir / name
-        if target.exists() and not os.path.lexists(link):
-            link.symlink_to(target)
-            linked.append(name)
-    return linked

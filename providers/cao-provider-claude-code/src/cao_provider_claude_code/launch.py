@@ -26,9 +26,13 @@ from typing import Any
 from cao_hookspecs import LaunchContext, LaunchPlan
 from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
 from cao_hookspecs.programs import find_program
+from cao_hookspecs.signals import signal_command
+from cao_launch_core.environment import environment
+from cao_launch_core.json_config import check_server_name, mcp_config, stdio_typed
+from cao_launch_core.user_config import link_user_files
 
-from .config import CONFIG_DIR, global_config, link_user_files, user_settings
-from .signals import SETTINGS_FILE, hook_settings, signal_command
+from .config import CONFIG_DIR, LINKED, global_config, user_config_dir, user_settings
+from .signals import SETTINGS_FILE, hook_settings
 
 __all__ = ["BINARY", "BINARY_ENV", "NATIVE_TOOLS", "launch", "resolve_binary", "tool_args"]
 
@@ -49,10 +53,6 @@ NATIVE_TOOLS: dict[str, tuple[str, ...]] = {
 }
 _CLAUDE_CONFIG_FLAGS = {"effort": "--effort", "fallback_model": "--fallback-model"}
 _MODE = re.compile(r"^[A-Za-z][A-Za-z_-]{0,39}$")
-
-
-def _environment(ctx: LaunchContext) -> dict[str, str]:
-    return {**os.environ, **dict(ctx.env)}
 
 
 def resolve_binary(env: Mapping[str, str]) -> str:
@@ -121,27 +121,14 @@ def tool_args(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> list
 def _mcp_config(servers: Mapping[str, Any]) -> str:
     entries: dict[str, Any] = {}
     for name, entry in servers.items():
-        if not MCP_SERVER_NAME.match(name):
-            raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
-        plain = json.loads(json.dumps(_plain(entry)))
-        if "command" in plain and "type" not in plain:
-            plain["type"] = "stdio"
-        entries[name] = plain
-    return json.dumps({"mcpServers": entries}, indent=2)
-
-
-def _plain(value: Any) -> Any:
-    # Records hold read-only mappings and tuples; JSON wants dicts and lists.
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+        check_server_name(name)
+        entries[name] = stdio_typed(entry)
+    return mcp_config(entries)
 
 
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """The launch plan of one Claude Code terminal."""
-    env = _environment(ctx)
+    env = environment(ctx)
     runtime = Path(ctx.runtime_dir)
     profile = ctx.profile
     argv = [resolve_binary(env), *_permission_args(ctx, env)]
@@ -171,7 +158,7 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
     settings = user_settings(env)
     if settings is not None:
         files[f"{CONFIG_DIR}/settings.json"] = settings
-    link_user_files(private, env)
+    link_user_files(user_config_dir(env), private, LINKED)
     plan_env = {
         "CLAUDE_CONFIG_DIR": str(private),
         # An orchestrated agent must not replace itself mid-run.

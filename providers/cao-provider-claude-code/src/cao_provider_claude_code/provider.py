@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.record import provider_spec
 
+from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
-from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
-from .screen import detect_status, extract_last_message
 from .signals import native_signal
 
 __all__ = ["NAME", "TESTED_VERSIONS", "claude_code_provider", "model_endpoint"]
@@ -34,13 +34,8 @@ def model_endpoint(env: Mapping[str, str]) -> str | None:
 
 def claude_code_provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
-    return ProviderSpec(
-        name=NAME,
-        binary=BINARY,
-        launch=launch,
-        detect_status=detect_status,
-        extract_last_message=extract_last_message,
-        exit_command="/exit",
+    return provider_spec(
+        NAME, launch, screen,
         description="Claude Code, Anthropic's agent CLI",
         # Claude Code takes a bracketed paste and an Enter in one go, and queues messages typed while
         # it works. Its hooks report each turn's start and end (signals.py). It marks an MCP server
@@ -49,10 +44,7 @@ def claude_code_provider() -> ProviderSpec:
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, native_status=True, enter_count=1,
                                           submit_delay=0.0, mcp_settle=0.5),
         startup_dialogs=STARTUP_DIALOGS,
-        install_hint=INSTALL_HINT,
-        version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
-        binary_env=BINARY_ENV,
         model_endpoint=model_endpoint,
         native_signal=native_signal,
     )

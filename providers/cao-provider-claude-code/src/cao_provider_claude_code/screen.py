@@ -19,9 +19,13 @@ colours), never raises, and names the rule that decided in the report's evidence
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from cao_hookspecs import StatusReport, TerminalStatus
+from cao_screen_core.blocks import indented_blocks
+from cao_screen_core.input_box import InputBoxScreen
+from cao_screen_core.reports import read_safely
+from cao_screen_core.reports import report as _report
+from cao_screen_core.rows import last_index
 
 __all__ = ["detect_status", "extract_last_message", "parse_screen"]
 
@@ -36,6 +40,8 @@ _TOOL_OUTPUT = re.compile(r"^\s+⎿ ")
 # The selected row of a menu: numbered ("❯ 1. Yes", at any indent) or indented ("  ❯ No, exit").
 _MENU_CURSOR = re.compile(r"^(?:\s*❯ \d+\. |\s+❯ )\S")
 _MENU_HINT = re.compile(r"(Enter to (?:confirm|select|submit)|Esc to cancel|↑/↓ to navigate)")
+# Menus and dialogs are drawn in the bottom rows.
+_MENU_ROWS = 25
 # Rows right-aligned far to the right of the transcript (effort level, model retirement notes).
 _DECORATION = re.compile(r"^\s{20,}\S")
 
@@ -66,51 +72,19 @@ _PLACEHOLDER = re.compile(r"^(?:|Try \".*\"|Resend your message to try again|Onc
                           r"|Press up to edit queued messages)$")
 
 
-class Screen:
+class Screen(InputBoxScreen):
     """A screen split into transcript, input box and footer (any part may be missing)."""
 
+    RULE = _RULE
+    PROMPT = _PROMPT
+    PLACEHOLDER = _PLACEHOLDER
+
     def __init__(self, text: str) -> None:
-        self.lines = [line.rstrip() for line in text.splitlines()]
-        self.box_top: int | None = None
-        self.box_bottom: int | None = None
-        bottom = _last(self.lines, lambda line: bool(_RULE.match(line)))
-        if bottom is not None:
-            top = _last(self.lines[:bottom], lambda line: bool(_RULE.match(line)))
-            if top is not None and top + 1 < bottom and _PROMPT.match(self.lines[top + 1]):
-                self.box_top, self.box_bottom = top, bottom
-
-    @property
-    def has_box(self) -> bool:
-        return self.box_top is not None
-
-    @property
-    def transcript(self) -> list[str]:
-        return self.lines[: self.box_top] if self.box_top is not None else self.lines
-
-    @property
-    def pending_input(self) -> str:
-        """Text typed into the input box and not submitted yet ('' when empty or only a hint shows)."""
-        if self.box_top is None or self.box_bottom is None:
-            return ""
-        rows = self.lines[self.box_top + 1:self.box_bottom]
-        text = "\n".join([rows[0][1:].strip(), *(row.strip() for row in rows[1:])]).strip()
-        return "" if _PLACEHOLDER.match(text) else text
+        super().__init__([line.rstrip() for line in text.splitlines()])
 
     @property
     def footer(self) -> str:
-        return " ".join(self.lines[self.box_bottom + 1:]) if self.box_bottom is not None else ""
-
-    def tail(self, rows: int = 25) -> list[str]:
-        """The bottom ``rows`` non-empty rows (where menus and dialogs are drawn)."""
-        filled = [line for line in self.lines if line.strip()]
-        return filled[-rows:]
-
-
-def _last(lines: list[str], test: Callable[[str], bool]) -> int | None:
-    for index in range(len(lines) - 1, -1, -1):
-        if test(lines[index]):
-            return index
-    return None
+        return " ".join(self.footer_rows)
 
 
 def parse_screen(text: str) -> Screen:
@@ -128,25 +102,18 @@ def _status_line(transcript: list[str]) -> str | None:
 
 
 def _last_user_message(transcript: list[str]) -> int | None:
-    return _last(transcript, lambda line: bool(_PROMPT.match(line)) and line.strip() != "❯")
+    return last_index(transcript, lambda line: bool(_PROMPT.match(line)) and line.strip() != "❯")
 
 
 def detect_status(screen: str) -> StatusReport:
     """Claude Code's status from its rendered screen. Never raises."""
-    try:
-        return _detect(screen)
-    except Exception as exc:  # noqa: BLE001 - a detector must never raise
-        return StatusReport(status=TerminalStatus.UNKNOWN, evidence=f"screen not understood: {exc!r}")
-
-
-def _report(status: TerminalStatus, evidence: str) -> StatusReport:
-    return StatusReport(status=status, evidence=evidence[:200])
+    return read_safely(_detect, screen)
 
 
 def _detect(text: str) -> StatusReport:
     screen = Screen(text)
     if not screen.has_box:
-        tail = screen.tail()
+        tail = screen.tail(_MENU_ROWS)
         joined = "\n".join(tail)
         for name, pattern in DIALOGS:
             if pattern.search(joined) and _MENU_HINT.search(joined):
@@ -207,29 +174,11 @@ def _turn_output(turn: list[str]) -> list[str]:
     return [line for line in turn[index:] if line.strip() and not _DECORATION.match(line)]
 
 
-def _answer_blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
-    """Answer blocks (start index, text rows) in ``lines``; tool calls and API errors are left out."""
-    blocks: list[tuple[int, list[str]]] = []
-    index = 0
-    while index < len(lines):
-        match = _ANSWER.match(lines[index])
-        if not match:
-            index += 1
-            continue
-        rows = [match.group("text")]
-        end = index + 1
-        while end < len(lines) and (not lines[end].strip() or lines[end].startswith("  ")):
-            rows.append(lines[end])
-            end += 1
-        is_tool = any(_TOOL_OUTPUT.match(row) for row in rows[1:])
-        is_error = TURN_ERRORS.match(lines[index]) is not None
-        if not is_tool and not is_error:
-            body = [rows[0]] + [row[2:] if row.startswith("  ") else row.strip() for row in rows[1:]]
-            while body and not body[-1].strip():
-                body.pop()
-            blocks.append((index, body))
-        index = end
-    return blocks
+def _answer_blocks(lines: list[str]) -> list[list[str]]:
+    """The text of each answer block in ``lines``; tool calls and API errors are left out."""
+    return [block.text for block in indented_blocks(lines, _ANSWER)
+            if not TURN_ERRORS.match(lines[block.start])
+            and not any(_TOOL_OUTPUT.match(row) for row in lines[block.start + 1:block.end])]
 
 
 def extract_last_message(text: str) -> str:
@@ -246,4 +195,4 @@ def extract_last_message(text: str) -> str:
     blocks = _answer_blocks(turn)
     if not blocks:
         raise ValueError("no Claude Code answer ('● ' block) after the last message")
-    return "\n".join(blocks[-1][1]).strip()
+    return "\n".join(blocks[-1]).strip()

@@ -21,20 +21,15 @@ a prompt has waited several seconds; the screen reports the prompt before that. 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cao_hookspecs import StatusReport, TerminalStatus
 
-__all__ = [
-    "HOOK_TIMEOUT", "SETTINGS_FILE", "SIGNAL_COMMAND_ENV", "hook_settings", "native_signal", "signal_command",
-]
+__all__ = ["HOOK_TIMEOUT", "SETTINGS_FILE", "hook_settings", "native_signal"]
 
 #: The settings file written into the terminal's runtime folder and passed with ``--settings``.
 SETTINGS_FILE = "cao-hooks.json"
-#: Where the kernel puts the signal command in the launch context's environment.
-SIGNAL_COMMAND_ENV = "CAO_SIGNAL_COMMAND"
 #: Seconds Claude Code gives a hook; the signal command needs a fraction of one.
 HOOK_TIMEOUT = 5
 #: Notification types that mean the agent waits for a person.
@@ -45,20 +40,6 @@ _EVENTS: dict[str, TerminalStatus] = {
     "Stop": TerminalStatus.COMPLETED,
     "StopFailure": TerminalStatus.ERROR,
 }
-
-
-def signal_command(env: Mapping[str, str]) -> list[str] | None:
-    """The kernel's signal command from a launch context's environment (None when it gave none)."""
-    raw = env.get(SIGNAL_COMMAND_ENV)
-    if not raw:
-        return None
-    try:
-        command = json.loads(raw)
-    except ValueError:
-        command = None
-    if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
-        raise ValueError(f"{SIGNAL_COMMAND_ENV} must be a JSON list of program and arguments, got {raw!r}")
-    return command
 
 
 def _hook(command: Sequence[str], event: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext
+from cao_launch_core.user_config import merge, read_config_text
 
 from .signals import notify_command
 
@@ -60,27 +61,13 @@ def user_codex_home(environ: Mapping[str, str] | None = None) -> Path:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file as a dict ({} when it does not exist); a broken one is an error naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = read_config_text(path, "the Codex config")
+    if text is None:
         return {}
-    except OSError as exc:
-        raise ValueError(f"cannot read the Codex config {path}: {exc}") from exc
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"the Codex config {path} is not valid TOML: {exc}") from exc
-
-
-def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``over`` laid on ``base``: tables merge key by key, anything else is replaced."""
-    merged: dict[str, Any] = {k: (merge(v, {}) if isinstance(v, Mapping) else v) for k, v in base.items()}
-    for name, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(name), Mapping):
-            merged[name] = merge(merged[name], value)
-        else:
-            merged[name] = merge(value, {}) if isinstance(value, Mapping) else value
-    return merged
 
 
 def _seconds(name: str, field: str, value: Any) -> float:

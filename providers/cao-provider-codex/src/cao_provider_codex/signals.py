@@ -27,29 +27,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from cao_hookspecs import StatusReport, TerminalStatus
+from cao_hookspecs.signals import signal_command
 
-__all__ = ["EVENT", "SIGNAL_COMMAND_ENV", "native_signal", "notify_command"]
+__all__ = ["EVENT", "native_signal", "notify_command"]
 
 #: The event name cao's ``notify`` command line passes (Codex appends its JSON after it).
 EVENT = "notify"
-#: Where the kernel puts the signal command in the launch context's environment.
-SIGNAL_COMMAND_ENV = "CAO_SIGNAL_COMMAND"
 
 _TYPES: dict[str, TerminalStatus] = {"agent-turn-complete": TerminalStatus.COMPLETED}
 
 
 def notify_command(env: Mapping[str, str]) -> list[str] | None:
     """The ``notify`` list for Codex's config, from a launch context's environment (None: no channel)."""
-    raw = env.get(SIGNAL_COMMAND_ENV)
-    if not raw:
-        return None
-    try:
-        command = json.loads(raw)
-    except ValueError:
-        command = None
-    if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
-        raise ValueError(f"{SIGNAL_COMMAND_ENV} must be a JSON list of program and arguments, got {raw!r}")
-    return [*command, EVENT]
+    command = signal_command(env)
+    return None if command is None else [*command, EVENT]
 
 
 def native_signal(event: str, payload: Mapping[str, Any]) -> StatusReport | None:

@@ -22,16 +22,16 @@ terminal's runtime folder, so the user's login keeps working and none of their f
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
-from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
+from cao_hookspecs.allowed_tools import read_allowed_tools
 from cao_hookspecs.programs import find_program
+from cao_launch_core.environment import environment
+from cao_launch_core.json_config import check_server_name, mcp_config, stdio_typed
 
 __all__ = [
     "AGENT_DIR",
@@ -69,10 +69,6 @@ CATEGORIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
 # Copilot's own permission patterns: shell(git:*), write(src/), url(github.com), <server>(<tool>).
 _NATIVE_RULE = re.compile(r"^(?P<kind>[A-Za-z0-9_.-]+)\((?P<argument>[^()\n]*)\)$")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-
-
-def _environment(ctx: LaunchContext) -> dict[str, str]:
-    return {**os.environ, **dict(ctx.env)}
 
 
 def resolve_binary(env: Mapping[str, str]) -> str:
@@ -127,29 +123,16 @@ def tool_args(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> list
     return args
 
 
-def _plain(value: Any) -> Any:
-    # Records hold read-only mappings and tuples; JSON wants dicts and lists.
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _mcp_config(servers: Mapping[str, Any]) -> str:
     entries: dict[str, Any] = {}
     for name, entry in servers.items():
-        if not MCP_SERVER_NAME.match(name):
-            raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
-        plain = json.loads(json.dumps(_plain(entry)))
-        if not isinstance(plain, dict):
-            raise ValueError(f"MCP server {name!r}: the entry must be a mapping, got {type(plain).__name__}")
-        if "command" in plain and "type" not in plain:
-            plain["type"] = "stdio"
+        check_server_name(name)
+        server = entries[name] = stdio_typed(entry)
+        if not isinstance(server, dict):
+            raise ValueError(f"MCP server {name!r}: the entry must be a mapping, got {type(server).__name__}")
         # Copilot offers only the tools an entry lists; cao restricts tools with permission rules instead.
-        plain.setdefault("tools", ["*"])
-        entries[name] = plain
-    return json.dumps({"mcpServers": entries}, indent=2)
+        server.setdefault("tools", ["*"])
+    return mcp_config(entries)
 
 
 def agent_name(profile_name: str) -> str:
@@ -183,7 +166,7 @@ def _agent_file(name: str, description: str, prompt: str) -> str:
 
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """The launch plan of one Copilot CLI terminal."""
-    env = _environment(ctx)
+    env = environment(ctx)
     runtime = Path(ctx.runtime_dir)
     profile = ctx.profile
     allowed = None if ctx.yolo else ctx.allowed_tools

@@ -29,9 +29,11 @@ rendered text ``capture-pane`` gives, never raises, and names the rule that deci
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from cao_hookspecs import StatusReport, TerminalStatus
+from cao_screen_core.input_box import InputBoxScreen
+from cao_screen_core.reports import read_safely
+from cao_screen_core.reports import report as _report
 
 __all__ = ["Block", "Screen", "detect_status", "extract_last_message", "parse_screen"]
 
@@ -49,6 +51,8 @@ _BUSY_FOOTER = re.compile(r"^\s*\S\s+Working\b|\besc\b.{0,20}\b(?:interrupt|canc
 _LOADING_FOOTER = re.compile(r"^\s*\S\s+Loading\b")
 # Hints Copilot may draw in an empty input box (a plain capture cannot tell them from typed text).
 _PLACEHOLDER = re.compile(r"^(?:|Type @ to mention files.*)$")
+# Dialogs and menus are drawn in the bottom rows.
+_DIALOG_ROWS = 40
 
 #: Rows Copilot adds to the transcript on its own, at start-up or whenever they are ready (a tip can be
 #: drawn after the first message): never an answer, never part of a turn.
@@ -134,41 +138,19 @@ class Block:
         return "\n".join(row.rstrip() for row in rows).strip()
 
 
-class Screen:
+class Screen(InputBoxScreen):
     """A screen split into transcript, input box and footer (any part may be missing)."""
 
+    RULE = _RULE
+    PROMPT = _BOX_ROW
+    PLACEHOLDER = _PLACEHOLDER
+
     def __init__(self, text: str) -> None:
-        self.lines = [_SCROLLBAR.sub("", line.rstrip()) for line in text.splitlines()]
-        self.box_top: int | None = None
-        self.box_bottom: int | None = None
-        bottom = _last(self.lines, lambda line: bool(_RULE.match(line)))
-        if bottom is not None:
-            top = _last(self.lines[:bottom], lambda line: bool(_RULE.match(line)))
-            if top is not None and top + 1 < bottom and _BOX_ROW.match(self.lines[top + 1]):
-                self.box_top, self.box_bottom = top, bottom
-
-    @property
-    def has_box(self) -> bool:
-        return self.box_top is not None
-
-    @property
-    def transcript(self) -> list[str]:
-        return self.lines[: self.box_top] if self.box_top is not None else self.lines
-
-    @property
-    def pending_input(self) -> str:
-        """Text typed into the input box and not submitted yet ('' when empty or only a hint shows)."""
-        if self.box_top is None or self.box_bottom is None:
-            return ""
-        rows = self.lines[self.box_top + 1:self.box_bottom]
-        text = "\n".join([rows[0][1:].strip(), *(row.strip() for row in rows[1:])]).strip()
-        return "" if _PLACEHOLDER.match(text) else text
+        super().__init__([_SCROLLBAR.sub("", line.rstrip()) for line in text.splitlines()])
 
     @property
     def footer(self) -> str:
-        if self.box_bottom is None:
-            return ""
-        return re.sub(r"\s+", " ", " ".join(self.lines[self.box_bottom + 1:])).strip()
+        return re.sub(r"\s+", " ", " ".join(self.footer_rows)).strip()
 
     def blocks(self) -> list[Block]:
         """The transcript's items, oldest first."""
@@ -188,17 +170,6 @@ class Screen:
                 block.rest.pop()
         return found
 
-    def tail(self, rows: int = 40) -> list[str]:
-        """The bottom ``rows`` non-empty rows (where dialogs and menus are drawn)."""
-        return [line for line in self.lines if line.strip()][-rows:]
-
-
-def _last(lines: list[str], test: Callable[[str], bool]) -> int | None:
-    for index in range(len(lines) - 1, -1, -1):
-        if test(lines[index]):
-            return index
-    return None
-
 
 def parse_screen(text: str) -> Screen:
     """Split a rendered screen into its parts (for tests and tools)."""
@@ -215,18 +186,11 @@ def _turn(blocks: list[Block]) -> tuple[Block | None, list[Block]]:
 
 def detect_status(screen: str) -> StatusReport:
     """Copilot CLI's status from its rendered screen. Never raises."""
-    try:
-        return _detect(screen)
-    except Exception as exc:  # noqa: BLE001 - a detector must never raise
-        return StatusReport(status=TerminalStatus.UNKNOWN, evidence=f"screen not understood: {exc!r}")
-
-
-def _report(status: TerminalStatus, evidence: str) -> StatusReport:
-    return StatusReport(status=status, evidence=evidence[:200])
+    return read_safely(_detect, screen)
 
 
 def _without_box(screen: Screen) -> StatusReport:
-    tail = screen.tail()
+    tail = screen.tail(_DIALOG_ROWS)
     joined = "\n".join(tail)
     for name, pattern in DIALOGS:
         if pattern.search(joined) and _MENU_HINT.search(joined):

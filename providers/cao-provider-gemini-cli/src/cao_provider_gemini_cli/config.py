@@ -12,8 +12,8 @@ folder and never writes the user's:
   ``GEMINI_API_KEY`` is in the environment and the user chose no other;
 - the global context file is the user's followed by the profile's body, so the profile adds to
   Gemini CLI's own system prompt instead of replacing it;
-- the user's sign-in and customisation files are linked (:data:`LINKED`), so a refreshed token lands
-  in the user's own file.
+- the user's sign-in and customisation files are linked (:data:`LINKED`, by the launch), so a
+  refreshed token lands in the user's own file.
 
 Settings the project keeps in ``<project>/.gemini/settings.json`` still apply on top, as Gemini CLI
 documents.
@@ -21,20 +21,18 @@ documents.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from cao_launch_core.user_config import merge
 
 __all__ = [
     "CONTEXT_FILE",
     "HOME_DIR",
     "LINKED",
     "context_file_name",
-    "link_user_files",
     "private_settings",
-    "read_settings",
     "user_context",
     "user_gemini_dir",
 ]
@@ -72,50 +70,27 @@ def user_gemini_dir(env: Mapping[str, str]) -> Path:
     return (Path(custom).expanduser() if custom else _home(env)) / ".gemini"
 
 
-def read_settings(path: Path) -> dict[str, Any]:
-    """A settings file as a JSON object; a missing or unreadable file counts as empty (the user's
-    settings are optional, and Gemini CLI itself reports a broken one when it starts)."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        elif isinstance(value, Mapping):
-            merged[key] = _merge({}, value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def private_settings(user: Mapping[str, Any], *, env: Mapping[str, str], mcp_servers: Mapping[str, Any],
                      excluded_tools: list[str], excluded_servers: list[str],
                      auto_approved: list[str]) -> dict[str, Any]:
     """The ``settings.json`` of one terminal: the user's settings with cao's needs laid over them."""
-    settings = _merge({}, user)
-    settings = _merge(settings, _FORCED)
+    settings = merge(user, _FORCED)
     # The profile decides the agent's MCP servers (the user's own may need a browser sign-in).
     settings["mcpServers"] = {name: dict(entry) for name, entry in mcp_servers.items()}
     security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
     auth = security.get("auth") if isinstance(security.get("auth"), dict) else {}
     if not auth.get("selectedType") and env.get("GEMINI_API_KEY"):
         # Without a choice Gemini CLI asks how to sign in, even with a key in the environment.
-        settings = _merge(settings, {"security": {"auth": {"selectedType": "gemini-api-key"}}})
+        settings = merge(settings, {"security": {"auth": {"selectedType": "gemini-api-key"}}})
     tools = settings.get("tools") if isinstance(settings.get("tools"), dict) else {}
     if excluded_tools:
         kept = [t for t in tools.get("exclude") or [] if isinstance(t, str)]
-        settings = _merge(settings, {"tools": {"exclude": sorted(set(kept) | set(excluded_tools))}})
+        settings = merge(settings, {"tools": {"exclude": sorted(set(kept) | set(excluded_tools))}})
     if auto_approved:
         kept = [t for t in tools.get("allowed") or [] if isinstance(t, str)]
-        settings = _merge(settings, {"tools": {"allowed": list(dict.fromkeys(kept + auto_approved))}})
+        settings = merge(settings, {"tools": {"allowed": list(dict.fromkeys(kept + auto_approved))}})
     if excluded_servers:
-        settings = _merge(settings, {"mcp": {"excluded": sorted(excluded_servers)}})
+        settings = merge(settings, {"mcp": {"excluded": sorted(excluded_servers)}})
     return settings
 
 
@@ -140,19 +115,3 @@ def user_context(env: Mapping[str, str], name: str) -> str:
     except (OSError, UnicodeDecodeError):
         return ""
 
-
-def link_user_files(private_dir: Path, env: Mapping[str, str]) -> list[str]:
-    """Link the user's sign-in and customisation entries into ``private_dir`` (the private
-    ``.gemini`` folder); return the names linked. Missing entries and entries the private folder
-    already has are left alone."""
-    source = user_gemini_dir(env)
-    linked: list[str] = []
-    if not source.is_dir() or source.resolve() == private_dir.resolve():
-        return linked
-    private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for name in LINKED:
-        target, link = source / name, private_dir / name
-        if target.exists() and not os.path.lexists(link):
-            link.symlink_to(target)
-            linked.append(name)
-    return linked

@@ -15,25 +15,19 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
-from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
+from cao_hookspecs.allowed_tools import read_allowed_tools
 from cao_hookspecs.programs import find_program
+from cao_launch_core.environment import environment
+from cao_launch_core.json_config import check_server_name, plain
+from cao_launch_core.user_config import link_user_files, read_json_object
 
-from .config import (
-    HOME_DIR,
-    context_file_name,
-    link_user_files,
-    private_settings,
-    read_settings,
-    user_context,
-    user_gemini_dir,
-)
+from .config import HOME_DIR, LINKED, context_file_name, private_settings, user_context, user_gemini_dir
 
 __all__ = [
     "APPROVAL_MODES",
@@ -79,10 +73,6 @@ _HTTP_TYPES = {"http": "http", "streamable-http": "http", "streamable_http": "ht
 #: MCP request timeout (ms) when a profile gives none: ``handoff`` holds its tool call until the
 #: worker finishes (600 s by default); Gemini CLI's own default is exactly 600 s.
 MCP_TIMEOUT_MS = 1_200_000
-
-
-def _environment(ctx: LaunchContext) -> dict[str, str]:
-    return {**os.environ, **dict(ctx.env)}
 
 
 #: Variables that make Gemini CLI run headless when set to "true".
@@ -146,15 +136,6 @@ def tool_settings(allowed: Sequence[str] | None,
     return excluded, excluded_servers, rules
 
 
-def _plain(value: Any) -> Any:
-    # Records hold read-only mappings and tuples; JSON wants dicts and lists.
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
 def gemini_mcp_servers(servers: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The profile's MCP servers as Gemini CLI's ``mcpServers`` entries.
 
@@ -164,9 +145,8 @@ def gemini_mcp_servers(servers: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """
     entries: dict[str, dict[str, Any]] = {}
     for name, raw in servers.items():
-        if not MCP_SERVER_NAME.match(name):
-            raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
-        entry = _plain(raw)
+        check_server_name(name)
+        entry = plain(raw)
         if not isinstance(entry, dict):
             # ValueError like every other bad profile value: the kernel reports it as the profile's fault.
             raise ValueError(  # noqa: TRY004
@@ -196,13 +176,13 @@ def _context_text(user_text: str, profile_text: str) -> str:
 
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """The launch plan of one Gemini CLI terminal."""
-    env = _environment(ctx)
+    env = environment(ctx)
     argv = [resolve_binary(env), "--approval-mode", approval_mode(ctx)]
     if ctx.model:
         argv += ["--model", ctx.model]
     servers = gemini_mcp_servers(ctx.mcp_servers)
     excluded, excluded_servers, approved = tool_settings(ctx.allowed_tools, list(servers))
-    user = read_settings(user_gemini_dir(env) / "settings.json")
+    user = read_json_object(user_gemini_dir(env) / "settings.json")
     settings = private_settings(user, env=env, mcp_servers=servers, excluded_tools=excluded,
                                 excluded_servers=excluded_servers, auto_approved=approved)
     home = Path(ctx.runtime_dir) / HOME_DIR
@@ -212,7 +192,7 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
     context = _context_text(user_context(env, context_name), body)
     if context:
         files[f"{HOME_DIR}/.gemini/{context_name}"] = context
-    link_user_files(home / ".gemini", env)
+    link_user_files(user_gemini_dir(env), home / ".gemini", LINKED)
     plan_env = {
         "GEMINI_CLI_HOME": str(home),
         "GEMINI_CLI_TRUST_WORKSPACE": "true",

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.record import provider_spec
+from cao_launch_core.user_config import read_json_object
 
-from .config import read_settings, user_gemini_dir
+from .config import user_gemini_dir
+from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
-from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
-from .screen import detect_status, extract_last_message
 
 __all__ = ["NAME", "TESTED_VERSIONS", "gemini_cli_provider", "model_endpoint"]
 
@@ -28,7 +29,7 @@ _VERTEX_MULTI_REGION = {"us": "https://aiplatform.us.rep.googleapis.com",
 def _auth_type(env: Mapping[str, str]) -> str | None:
     """The sign-in Gemini CLI will use with ``env``: the user's saved choice, else what the private
     settings choose (the API key when one is set), else what the environment implies."""
-    settings = read_settings(user_gemini_dir(env) / "settings.json")
+    settings = read_json_object(user_gemini_dir(env) / "settings.json")
     security = settings.get("security")
     auth = security.get("auth") if isinstance(security, dict) else None
     chosen = auth.get("selectedType") if isinstance(auth, dict) else None
@@ -73,13 +74,8 @@ def model_endpoint(env: Mapping[str, str]) -> str | None:
 
 def gemini_cli_provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
-    return ProviderSpec(
-        name=NAME,
-        binary=BINARY,
-        binary_env=BINARY_ENV,
-        launch=launch,
-        detect_status=detect_status,
-        extract_last_message=extract_last_message,
+    return provider_spec(
+        NAME, launch, screen,
         exit_command="/quit",
         description="Gemini CLI, Google's agent CLI (private GEMINI_CLI_HOME per terminal)",
         # One Enter, half a second after the paste: Gemini CLI takes an Enter within 40 ms of a paste as
@@ -88,8 +84,6 @@ def gemini_cli_provider() -> ProviderSpec:
         # fast model already raised.
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.5),
         startup_dialogs=STARTUP_DIALOGS,
-        install_hint=INSTALL_HINT,
-        version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
     )

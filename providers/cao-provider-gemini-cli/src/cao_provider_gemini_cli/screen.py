@@ -26,9 +26,12 @@ colours), never raises, and names the rule that decided in the report's evidence
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from cao_hookspecs import StatusReport, TerminalStatus
+from cao_screen_core.blocks import indented_blocks
+from cao_screen_core.reports import read_safely
+from cao_screen_core.reports import report as _report
+from cao_screen_core.rows import bottom_rows, last_index
 
 __all__ = ["detect_status", "extract_last_message", "parse_screen"]
 
@@ -72,13 +75,6 @@ FATAL = (
 )
 
 
-def _last(lines: list[str], test: Callable[[str], bool]) -> int | None:
-    for index in range(len(lines) - 1, -1, -1):
-        if test(lines[index]):
-            return index
-    return None
-
-
 class Screen:
     """A screen split into transcript, status row, input area and footer (any part may be missing)."""
 
@@ -86,7 +82,7 @@ class Screen:
         self.lines = [line.rstrip() for line in text.splitlines()]
         self.rule: int | None = None
         self.prompt: int | None = None
-        rule = _last(self.lines, lambda line: bool(_RULE.match(line)))
+        rule = last_index(self.lines, _RULE.match)
         if rule is not None:
             # The prompt is within a few rows under the rule (the approval-mode row comes first).
             for index in range(rule + 1, min(rule + 5, len(self.lines))):
@@ -101,7 +97,7 @@ class Screen:
     @property
     def above(self) -> list[str]:
         """Everything above the input area (the whole screen when there is none)."""
-        return self.lines[: self.rule] if self.rule is not None else self.lines
+        return self.lines[: self.rule]
 
     @property
     def status_row(self) -> str | None:
@@ -134,7 +130,7 @@ class Screen:
 
     def tail(self, rows: int = 30) -> list[str]:
         """The bottom ``rows`` non-empty rows (where dialogs are drawn)."""
-        return [line for line in self.lines if line.strip()][-rows:]
+        return bottom_rows(self.lines, rows)
 
 
 def parse_screen(text: str) -> Screen:
@@ -143,24 +139,17 @@ def parse_screen(text: str) -> Screen:
 
 
 def _last_user_message(transcript: list[str]) -> int | None:
-    return _last(transcript, lambda line: bool(_USER.match(line)))
-
-
-def _report(status: TerminalStatus, evidence: str) -> StatusReport:
-    return StatusReport(status=status, evidence=evidence[:200])
+    return last_index(transcript, _USER.match)
 
 
 def detect_status(screen: str) -> StatusReport:
     """Gemini CLI's status from its rendered screen. Never raises."""
-    try:
-        return _detect(screen)
-    except Exception as exc:  # noqa: BLE001 - a detector must never raise
-        return StatusReport(status=TerminalStatus.UNKNOWN, evidence=f"screen not understood: {exc!r}")
+    return read_safely(_detect, screen)
 
 
 def _choice_question(rows: list[str]) -> str | None:
     """The question of the dialog box at the bottom of ``rows``, when its selected choice shows."""
-    at = _last(rows, lambda line: bool(_CHOICE.match(line)))
+    at = last_index(rows, _CHOICE.match)
     if at is None:
         return None
     # The question is above the choices, inside the same box.
@@ -252,27 +241,6 @@ def _detect(text: str) -> StatusReport:
                    f"turn output{about} above an empty prompt: {output[-1].strip()[:60]}")
 
 
-def _answer_blocks(lines: list[str]) -> list[list[str]]:
-    """Answer blocks in ``lines`` (text rows without the two-space continuation indent)."""
-    blocks: list[list[str]] = []
-    index = 0
-    while index < len(lines):
-        match = _ANSWER.match(lines[index])
-        if not match:
-            index += 1
-            continue
-        rows = [match.group("text")]
-        end = index + 1
-        while end < len(lines) and (not lines[end].strip() or lines[end].startswith("  ")):
-            rows.append(lines[end][2:] if lines[end].startswith("  ") else "")
-            end += 1
-        while rows and not rows[-1].strip():
-            rows.pop()
-        blocks.append(rows)
-        index = end
-    return blocks
-
-
 def extract_last_message(text: str) -> str:
     """The text of Gemini CLI's last answer after the user's last message.
 
@@ -288,10 +256,10 @@ def extract_last_message(text: str) -> str:
     transcript = screen.transcript
     user = _last_user_message(transcript)
     turn = transcript[user + 1:] if user is not None else transcript
-    last_event = _last(turn, lambda line: bool(_ANSWER.match(line) or _ERROR.match(line)))
+    last_event = last_index(turn, lambda line: bool(_ANSWER.match(line) or _ERROR.match(line)))
     if last_event is not None and _ERROR.match(turn[last_event]):
         raise ValueError(f"the last turn ended in an error: {turn[last_event][2:].strip()[:100]}")
-    blocks = _answer_blocks(turn)
+    blocks = indented_blocks(turn, _ANSWER)
     if not blocks:
         raise ValueError("no Gemini CLI answer ('✦ ' block) after the last message")
-    return "\n".join(blocks[-1]).strip()
+    return "\n".join(blocks[-1].text).strip()

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import threading
@@ -25,15 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
-from cao_hookspecs.allowed_tools import MCP_SERVER_NAME, read_allowed_tools
+from cao_hookspecs.allowed_tools import read_allowed_tools
 from cao_hookspecs.programs import find_program
+from cao_launch_core.environment import environment
+from cao_launch_core.json_config import check_server_name, mcp_config, plain
+from cao_launch_core.user_config import link_user_files
 from cao_toml_core import dumps
 
 from .share import (
     CONFIG_FILE,
+    LINKED,
     SHARE_DIR,
     build_config,
-    link_user_files,
     profile_config,
     read_user_config,
     select_model,
@@ -89,10 +91,6 @@ _PERMISSION_ARGS: dict[str, tuple[str, ...]] = {
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _versions: dict[tuple[str, int], str | None] = {}
 _versions_lock = threading.Lock()
-
-
-def _environment(ctx: LaunchContext) -> dict[str, str]:
-    return {**os.environ, **dict(ctx.env)}
 
 
 def resolve_binary(env: Mapping[str, str]) -> str:
@@ -222,42 +220,32 @@ def yaml_text(value: Any) -> str:
 
 
 def _mcp_entry(name: str, entry: Any) -> dict[str, Any]:
-    if not MCP_SERVER_NAME.match(name):
-        raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_', '-' or '.'")
+    check_server_name(name)
     if not isinstance(entry, Mapping):
         raise ValueError(f"MCP server {name!r}: expected a table of settings, got {type(entry).__name__}")
-    plain = json.loads(json.dumps(_plain(entry)))
-    kind = plain.pop("type", None)
-    if isinstance(plain.get("command"), str) and plain["command"]:
+    server = plain(entry)
+    kind = server.pop("type", None)
+    if isinstance(server.get("command"), str) and server["command"]:
         if kind not in (None, "stdio"):
             raise ValueError(f"MCP server {name!r}: a 'command' server must be of type stdio, not {kind!r}")
-        plain.setdefault("transport", "stdio")
-    elif isinstance(plain.get("url"), str) and plain["url"]:
+        server.setdefault("transport", "stdio")
+    elif isinstance(server.get("url"), str) and server["url"]:
         if kind is not None:
-            plain.setdefault("transport", kind)
+            server.setdefault("transport", kind)
     else:
         raise ValueError(f"MCP server {name!r}: needs a 'command' to run or a 'url' to connect to")
-    if "args" in plain and (isinstance(plain["args"], str) or not isinstance(plain["args"], list)):
-        raise ValueError(f"MCP server {name!r}: 'args' must be a list of strings, got {plain['args']!r}")
-    if "env" in plain:
-        if not isinstance(plain["env"], dict):
+    if "args" in server and (isinstance(server["args"], str) or not isinstance(server["args"], list)):
+        raise ValueError(f"MCP server {name!r}: 'args' must be a list of strings, got {server['args']!r}")
+    if "env" in server:
+        if not isinstance(server["env"], dict):
             raise ValueError(f"MCP server {name!r}: 'env' must be a table of strings")
-        plain["env"] = {str(k): str(v) for k, v in plain["env"].items()}
-    return plain
-
-
-def _plain(value: Any) -> Any:
-    # Records hold read-only mappings and tuples; JSON wants dicts and lists.
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+        server["env"] = {str(k): str(v) for k, v in server["env"].items()}
+    return server
 
 
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """The launch plan of one Kimi CLI terminal."""
-    env = _environment(ctx)
+    env = environment(ctx)
     binary = resolve_binary(env)
     _check_version(binary)
     runtime = Path(ctx.runtime_dir)
@@ -280,11 +268,11 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
         argv += ["--agent-file", str(runtime / AGENT_FILE)]
     servers = {name: _mcp_entry(name, ctx.mcp_servers[name]) for name in kept}
     if servers:
-        files[MCP_CONFIG_FILE] = json.dumps({"mcpServers": servers}, indent=2)
+        files[MCP_CONFIG_FILE] = mcp_config(servers)
         argv += ["--mcp-config-file", str(runtime / MCP_CONFIG_FILE)]
 
     private = runtime / SHARE_DIR
-    link_user_files(user_share, private)
+    link_user_files(user_share, private, LINKED)
     plan_env = {
         "KIMI_SHARE_DIR": str(private),
         # No update check, no blocking update or migration gate at start-up, no self-replacement.

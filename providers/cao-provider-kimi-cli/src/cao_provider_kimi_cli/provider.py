@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.record import provider_spec
 
+from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
-from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
-from .screen import detect_status, extract_last_message
 from .share import read_user_config, user_share_dir
 
 __all__ = ["NAME", "TESTED_VERSIONS", "kimi_cli_provider", "model_endpoint"]
@@ -52,21 +52,13 @@ def _url(value: Any) -> str | None:
 
 def kimi_cli_provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
-    return ProviderSpec(
-        name=NAME,
-        binary=BINARY,
-        binary_env=BINARY_ENV,
-        launch=launch,
-        detect_status=detect_status,
-        extract_last_message=extract_last_message,
-        exit_command="/exit",
+    return provider_spec(
+        NAME, launch, screen,
         description="Kimi CLI, Moonshot AI's agent CLI (kimi-cli on PyPI)",
         # One Enter after a bracketed paste submits; a message typed while Kimi works is queued by Kimi
         # itself and sent when the turn ends.
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0),
         startup_dialogs=STARTUP_DIALOGS,
-        install_hint=INSTALL_HINT,
-        version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
     )

@@ -30,6 +30,9 @@ import re
 from collections.abc import Sequence
 
 from cao_hookspecs import StatusReport, TerminalStatus
+from cao_screen_core.blocks import indented_blocks
+from cao_screen_core.reports import report as _report
+from cao_screen_core.rows import last_index
 
 from .dialogs import STARTUP_DIALOGS
 
@@ -80,7 +83,6 @@ _FATAL = (
     ("Kimi CLI exited", re.compile(r"^To resume this session: kimi -r ", re.MULTILINE)),
 )
 _STARTING = re.compile(r"^[\u2800-\u28ff] (?P<text>(?:Loading|Preparing|Scanning|Connecting)\b.*)$")
-_EVIDENCE = 200
 
 
 def _rows(text: str) -> list[str]:
@@ -88,13 +90,6 @@ def _rows(text: str) -> list[str]:
     while rows and not rows[-1]:
         rows.pop()
     return rows
-
-
-def _last(rows: Sequence[str], pattern: re.Pattern[str], end: int | None = None) -> int | None:
-    for index in range((len(rows) if end is None else end) - 1, -1, -1):
-        if pattern.match(rows[index]):
-            return index
-    return None
 
 
 def _footer(rows: Sequence[str]) -> int | None:
@@ -109,7 +104,7 @@ def _segment(transcript: Sequence[str]) -> tuple[int | None, list[str]]:
     """The last user message's row and what the CLI drew after it (the message's own further rows,
     up to the blank row Kimi prints under it, left out). Without a user message on screen (none sent,
     or scrolled away), the whole transcript."""
-    user = _last(transcript, _USER)
+    user = last_index(transcript, _USER.match)
     if user is None:
         return None, list(transcript)
     start = user + 1
@@ -132,10 +127,6 @@ def _events(segment: Sequence[str]) -> list[tuple[int, str]]:
             if row and not row[0].isspace() and not row.startswith(_BOX)]
 
 
-def _report(status: TerminalStatus, evidence: str) -> StatusReport:
-    return StatusReport(status=status, evidence=evidence[:_EVIDENCE])
-
-
 def detect_status(screen: str) -> StatusReport:
     """Kimi CLI's status from its rendered screen. Never raises."""
     try:
@@ -152,7 +143,7 @@ def _without_toolbar(rows: list[str]) -> StatusReport:
     for name, pattern in _FATAL:
         if pattern.search(joined):
             return _report(TerminalStatus.ERROR, f"Kimi CLI stopped: {name}")
-    starting = _last(rows, _STARTING)
+    starting = last_index(rows, _STARTING.match)
     if starting is not None:
         return _report(TerminalStatus.UNKNOWN, f"starting: {rows[starting][2:].strip()}")
     shown = rows[-1].strip() if rows else ""
@@ -161,10 +152,10 @@ def _without_toolbar(rows: list[str]) -> StatusReport:
 
 def _modal(rows: list[str], rule: int) -> StatusReport | None:
     """A panel drawn instead of the input box (approval, question), right above the toolbar."""
-    top = _last(rows, _PANEL_TOP, rule)
+    top = last_index(rows, _PANEL_TOP.match, end=rule)
     if top is None:
         return None
-    bottom = _last(rows, _PANEL_BOTTOM, rule)
+    bottom = last_index(rows, _PANEL_BOTTOM.match, end=rule)
     if bottom is None or bottom < top or any(row.strip() for row in rows[bottom + 1:rule]):
         return None
     title = rows[top][3:].split(" ─", 1)[0].strip()
@@ -178,7 +169,7 @@ def _detect(rows: list[str]) -> StatusReport:
     rule = _footer(rows)
     if rule is None:
         return _without_toolbar(rows)
-    header = _last(rows, _INPUT_HEADER, rule)
+    header = last_index(rows, _INPUT_HEADER.match, end=rule)
     if header is None:
         modal = _modal(rows, rule)
         if modal is not None:
@@ -234,29 +225,6 @@ def _blank_rows_above(transcript: Sequence[str]) -> int:
     return count
 
 
-def _answer_blocks(segment: Sequence[str]) -> list[list[str]]:
-    """Answer blocks of a segment (tool calls left out): the "• " row and the indented or blank rows
-    under it, the two-space indent removed."""
-    blocks: list[list[str]] = []
-    index = 0
-    while index < len(segment):
-        match = _BULLET.match(segment[index])
-        if not match:
-            index += 1
-            continue
-        rows = [match.group("text")]
-        end = index + 1
-        while end < len(segment) and (not segment[end].strip() or segment[end].startswith("  ")):
-            rows.append(segment[end][2:] if segment[end].startswith("  ") else "")
-            end += 1
-        if not _TOOL.match(segment[index]):
-            while rows and not rows[-1].strip():
-                rows.pop()
-            blocks.append(rows)
-        index = end
-    return blocks
-
-
 def extract_last_message(text: str) -> str:
     """The text of Kimi CLI's last answer after the user's last message.
 
@@ -269,7 +237,7 @@ def extract_last_message(text: str) -> str:
     rows = _rows(text)
     rule = _footer(rows)
     end = rule if rule is not None else len(rows)
-    header = _last(rows, _INPUT_HEADER, end)
+    header = last_index(rows, _INPUT_HEADER.match, end=end)
     transcript = rows[:header if header is not None else end]
     _, segment = _segment(transcript)
     busy = _busy(segment)
@@ -279,7 +247,8 @@ def extract_last_message(text: str) -> str:
     bullets = [i for i, (_, row) in enumerate(events) if _BULLET.match(row)]
     if bullets and any(_TURN_ERRORS.match(row) for _, row in events[bullets[-1] + 1:]):
         raise ValueError("the last Kimi CLI turn ended in an error")
-    blocks = _answer_blocks(segment)
+    # Tool calls are "• " blocks too: "• Used Shell (ls)".
+    blocks = [block for block in indented_blocks(segment, _BULLET) if not _TOOL.match(segment[block.start])]
     if not blocks:
         raise ValueError("no Kimi CLI answer ('• ' block) after the last message")
-    return "\n".join(blocks[-1]).strip()
+    return "\n".join(blocks[-1].text).strip()

@@ -12,12 +12,13 @@ the user's own files. The history and logs the agent writes stay in the terminal
 from __future__ import annotations
 
 import json
-import os
 import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from cao_launch_core.user_config import merge, read_config_text
 
 __all__ = [
     "CONFIG_FILE",
@@ -25,8 +26,6 @@ __all__ = [
     "SHARE_DIR",
     "TOOL_CALL_TIMEOUT_MS",
     "build_config",
-    "link_user_files",
-    "merge",
     "profile_config",
     "read_user_config",
     "select_model",
@@ -62,12 +61,9 @@ def read_user_config(share: Path) -> dict[str, Any]:
     """
     for name, parse in (("config.toml", tomllib.loads), ("config.json", json.loads)):
         path = share / name
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        text = read_config_text(path, "the Kimi CLI config")
+        if text is None:
             continue
-        except OSError as exc:
-            raise ValueError(f"cannot read the Kimi CLI config {path}: {exc}") from exc
         try:
             data = parse(text)
         except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
@@ -77,17 +73,6 @@ def read_user_config(share: Path) -> dict[str, Any]:
             raise ValueError(f"the Kimi CLI config {path} must hold a table of settings")
         return data
     return {}
-
-
-def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``over`` laid on ``base``: tables merge key by key, anything else is replaced."""
-    merged: dict[str, Any] = {k: (merge(v, {}) if isinstance(v, Mapping) else v) for k, v in base.items()}
-    for name, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(name), Mapping):
-            merged[name] = merge(merged[name], value)
-        else:
-            merged[name] = merge(value, {}) if isinstance(value, Mapping) else value
-    return merged
 
 
 def profile_config(extra: Mapping[str, Any], profile_name: str) -> Mapping[str, Any]:
@@ -135,7 +120,7 @@ def select_model(config: dict[str, Any], requested: str | None) -> tuple[str | N
 
 def build_config(user_config: Mapping[str, Any], profile_settings: Mapping[str, Any]) -> dict[str, Any]:
     """The private ``config.toml`` (as a dict): the user's config, the profile's settings, then cao's."""
-    config = merge(merge(user_config, {}), profile_settings)
+    config = merge(user_config, profile_settings)
     mcp = config.setdefault("mcp", {})
     if not isinstance(mcp, dict):
         raise ValueError("the Kimi CLI config's 'mcp' must be a table")
@@ -145,19 +130,3 @@ def build_config(user_config: Mapping[str, Any], profile_settings: Mapping[str, 
     client.setdefault("tool_call_timeout_ms", TOOL_CALL_TIMEOUT_MS)
     return config
 
-
-def link_user_files(user_share: Path, private: Path) -> list[str]:
-    """Link the user's sign-in, device id, plugins and MCP OAuth tokens into ``private``; return the names
-    linked. Only entries that exist are linked; an entry already in ``private`` is left alone."""
-    linked: list[str] = []
-    if not user_share.is_dir():
-        return linked
-    if private.exists() and user_share.resolve() == private.resolve():
-        return linked
-    private.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for name in LINKED:
-        target, link = user_share / name, private / name
-        if target.exists() and not os.path.lexists(link):
-            link.symlink_to(target)
-            linked.append(name)
-    return linked

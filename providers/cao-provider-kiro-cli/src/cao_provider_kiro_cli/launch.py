@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cao_agent_file_core import ChatCli
-from cao_agent_file_core.launch import CLEANUP_SCRIPT, chat_plan, environment
+from cao_agent_file_core.launch import CLEANUP_SCRIPT, chat_plan
 from cao_agent_file_core.launch import resolve_binary as _resolve
 from cao_hookspecs import LaunchContext, LaunchPlan
+from cao_launch_core.environment import environment
 
 __all__ = [
     "BINARY", "BINARY_ENV", "CLEANUP_SCRIPT", "CLI", "INSTALL_HINT", "LEGACY_UI_ENV", "RUNTIME_COPY", "launch",

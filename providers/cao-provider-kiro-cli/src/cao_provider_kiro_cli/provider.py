@@ -10,10 +10,10 @@ import re
 from collections.abc import Mapping
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.record import provider_spec
 
+from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
-from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
-from .screen import detect_status, extract_last_message
 
 __all__ = ["AGENT_DIRS", "NAME", "TESTED_VERSIONS", "kiro_cli_provider", "model_endpoint", "parse_version"]
 
@@ -42,12 +42,8 @@ def model_endpoint(env: Mapping[str, str]) -> str | None:
 
 def kiro_cli_provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
-    return ProviderSpec(
-        name=NAME,
-        binary=BINARY,
-        launch=launch,
-        detect_status=detect_status,
-        extract_last_message=extract_last_message,
+    return provider_spec(
+        NAME, launch, screen,
         # Kiro's documentation names /quit (aliases /exit, /q); its trust banner says "/quit to exit".
         exit_command="/quit",
         description="Kiro CLI (kiro-cli chat), line-based or full-screen; cao's default provider",
@@ -55,10 +51,7 @@ def kiro_cli_provider() -> ProviderSpec:
         # lets the CLI take the whole paste first.
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.3),
         startup_dialogs=STARTUP_DIALOGS,
-        install_hint=INSTALL_HINT,
-        version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
         agent_dirs=AGENT_DIRS,
-        binary_env=BINARY_ENV,
         model_endpoint=model_endpoint,
     )

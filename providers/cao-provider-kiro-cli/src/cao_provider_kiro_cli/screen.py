@@ -16,10 +16,12 @@ works on the rendered text ``capture-pane`` gives (no colours), and :func:`detec
 
 from __future__ import annotations
 
+from cao_agent_file_core.chat_screen import SPINNER, Reading, last_answer, reading
 from cao_hookspecs import StatusReport, TerminalStatus
+from cao_screen_core.reports import read_safely
 
 from . import classic, tui
-from .patterns import BUSY, CREDITS, DIALOG, FATAL, SPINNER, Reading, reading
+from .patterns import BUSY, DIALOG
 
 __all__ = ["detect_status", "extract_last_message", "read_screen"]
 
@@ -29,11 +31,7 @@ def _fatal(rows: list[str], filled: list[int]) -> Reading | None:
     bar = tui.find_status_bar(rows)
     if bar is not None:
         drawn.append(bar)
-    for name, pattern in FATAL:
-        hits = [i for i in filled if pattern.search(rows[i])]
-        if hits and not any(p > hits[-1] for p in drawn):
-            return reading(TerminalStatus.ERROR, f"Kiro stopped: {name}: {rows[hits[-1]].strip()}")
-    return None
+    return classic.CHAT.stopped(rows, filled, drawn)
 
 
 def read_screen(text: str) -> Reading:
@@ -62,11 +60,7 @@ def read_screen(text: str) -> Reading:
 
 def detect_status(screen: str) -> StatusReport:
     """Kiro CLI's status from its rendered screen. Never raises."""
-    try:
-        found = read_screen(screen)
-    except Exception as exc:  # noqa: BLE001 - a detector must never raise
-        return StatusReport(status=TerminalStatus.UNKNOWN, evidence=f"screen not understood: {exc!r}")
-    return StatusReport(status=found.status, evidence=found.evidence)
+    return read_safely(lambda text: read_screen(text).report, screen)
 
 
 def extract_last_message(text: str) -> str:
@@ -78,23 +72,4 @@ def extract_last_message(text: str) -> str:
     the CLI wrapped stay separate lines. Raises ``ValueError`` when the last turn has not finished with
     an answer.
     """
-    try:
-        found = read_screen(text)
-    except Exception as exc:  # noqa: BLE001 - the extractor's only failure is ValueError
-        raise ValueError(f"screen not understood: {exc!r}") from exc
-    if found.status is not TerminalStatus.COMPLETED or found.answer is None:
-        raise ValueError(f"no finished Kiro answer on screen ({found.status.value}: {found.evidence})")
-    first, end = found.answer
-    body = list(found.rows[first:end])
-    if found.marker == ">":
-        body[0] = body[0][1:].removeprefix(" ")
-    else:
-        if found.marker == "•":
-            body[0] = body[0][1:].removeprefix(" ")
-        body = [row[2:] if row.startswith("  ") else row for row in body]
-    while body and (not body[-1].strip() or CREDITS.match(body[-1])):
-        body.pop()
-    answer = "\n".join(body).strip()
-    if not answer:
-        raise ValueError("the last Kiro answer is empty")
-    return answer
+    return last_answer(read_screen, text, "Kiro")

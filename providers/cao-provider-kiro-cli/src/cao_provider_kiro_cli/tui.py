@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import re
 
+from cao_agent_file_core.chat_screen import CREDITS, Reading, reading
 from cao_hookspecs import TerminalStatus
+from cao_screen_core.rows import last_index
 
-from .patterns import CREDITS, RULE, TURN_ERROR, Reading, reading
+from .patterns import RULE, TURN_ERROR
 
 __all__ = ["STATUS_BAR", "find_status_bar", "read"]
 
@@ -38,10 +40,7 @@ PERMISSION = re.compile(r"\bYes\b\s+\bNo\b\s+\bAlways [Aa]llow\b|to navigate.{0,
 
 def find_status_bar(rows: list[str]) -> int | None:
     """Index of the status bar row (the last one), or None when the full-screen interface is not drawn."""
-    for i in range(len(rows) - 1, -1, -1):
-        if STATUS_BAR.match(rows[i]):
-            return i
-    return None
+    return last_index(rows, STATUS_BAR.match)
 
 
 def _frame_top(rows: list[str], bar: int) -> int:
@@ -59,18 +58,11 @@ def _composer_text(rows: list[str], bar: int) -> str:
     return ""
 
 
-def _previous(rows: list[str], index: int) -> int | None:
-    for i in range(index - 1, -1, -1):
-        if rows[i].strip():
-            return i
-    return None
-
-
 def _last_user_message(rows: list[str], end: int) -> int | None:
     for i in range(end - 1, -1, -1):
         if not USER.match(rows[i]):
             continue
-        before = _previous(rows, i)
+        before = last_index(rows, str.strip, end=i)
         if before is None or RULE.match(rows[before]) or CREDITS.match(rows[before]) or WHATS_NEW.match(rows[before]):
             return i
     return None

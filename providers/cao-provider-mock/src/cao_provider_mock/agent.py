@@ -406,12 +406,9 @@ class TerminalSession:
             if wake_read in ready:
                 os.read(wake_read, 512)
                 continue
-            data = self._read()
-            if data is None:
-                return False
-            self.events.extend(self.decoder.feed(data))
-            if self._drop_through_interrupt(INTERRUPT):
-                return True
+            outcome = self._collect_typed()
+            if outcome is not None:
+                return outcome
         # A byte the callback writes after this returns only wakes the next turn's loop once, harmlessly.
         return False
 
@@ -434,12 +431,20 @@ class TerminalSession:
             ready, _, _ = select.select([self.fd], [], [], remaining)
             if not ready:
                 return False
-            data = self._read()
-            if data is None:
-                return False
-            self.events.extend(self.decoder.feed(data))
-            if self._drop_through_interrupt(INTERRUPT):
-                return True
+            outcome = self._collect_typed()
+            if outcome is not None:
+                return outcome
+
+    def _collect_typed(self) -> bool | None:
+        """Queue what was typed while busy: True when it held Ctrl-C (dropped, with what was typed before
+        it), False when the terminal hung up, None to go on waiting."""
+        from .keys import INTERRUPT
+
+        data = self._read()
+        if data is None:
+            return False
+        self.events.extend(self.decoder.feed(data))
+        return True if self._drop_through_interrupt(INTERRUPT) else None
 
     def _drop_through_interrupt(self, interrupt: str) -> bool:
         for index, (kind, _) in enumerate(self.events):

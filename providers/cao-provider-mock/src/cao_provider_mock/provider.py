@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Mapping
 from typing import Any
 
 from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan, ProviderCapabilities, ProviderSpec
+from cao_launch_core.json_config import mcp_config
 
 from .contract import DEFAULT_DELAY_MS, VERSION
 from .screen import detect_status, extract_last_message
@@ -75,7 +74,7 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
     files: dict[str, str] = {}
     env: dict[str, str] = {}
     if ctx.mcp_servers:
-        files[MCP_CONFIG_FILE] = json.dumps({"mcpServers": _plain(ctx.mcp_servers)}, indent=2)
+        files[MCP_CONFIG_FILE] = mcp_config(ctx.mcp_servers)
         argv += ["--mcp-config", os.path.join(ctx.runtime_dir, MCP_CONFIG_FILE)]
         mcp_delay = delay_ms(ctx.profile, MCP_DELAY_KEY, 0)
         if mcp_delay:
@@ -86,15 +85,6 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
         if os.environ.get(BEHAVIOUR_PATH_VARIABLE):
             env[BEHAVIOUR_PATH_VARIABLE] = os.environ[BEHAVIOUR_PATH_VARIABLE]
     return LaunchPlan(argv=tuple(argv), env=env, files=files)
-
-
-def _plain(value: Any) -> Any:
-    # Profile records hold read-only mappings; JSON wants plain ones.
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def mock_provider() -> ProviderSpec:

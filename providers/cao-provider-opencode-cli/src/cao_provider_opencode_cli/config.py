@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cao_launch_core.user_config import read_config_text
+
 __all__ = [
     "CONFIG_ENV",
     "CONTENT_ENV",
@@ -97,13 +99,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
     Raises ``ValueError`` naming the file when it exists but cannot be read or is not a JSON object.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ValueError(f"cannot read the OpenCode config {path}: {exc}") from exc
-    if not text.strip():
+    text = read_config_text(path, "the OpenCode config")
+    if text is None or not text.strip():
         return {}
     try:
         value = read_jsonc(text)

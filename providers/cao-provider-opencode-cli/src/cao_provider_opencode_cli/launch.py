@@ -27,7 +27,6 @@ scrollback, where cao can read answers longer than the window.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +35,8 @@ from typing import Any
 from cao_hookspecs import LaunchContext, LaunchPlan
 from cao_hookspecs.allowed_tools import read_allowed_tools
 from cao_hookspecs.programs import find_program
+from cao_launch_core.environment import environment
+from cao_launch_core.json_config import plain
 
 from .config import CONFIG_ENV, custom_config, deep_merge
 
@@ -81,10 +82,6 @@ PERMISSION_MODES = ("bypassPermissions", "default")
 _MCP_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MODEL = re.compile(r"^[A-Za-z0-9._-]+/\S+$")
-
-
-def _environment(ctx: LaunchContext) -> dict[str, str]:
-    return {**os.environ, **dict(ctx.env)}
 
 
 def resolve_binary(env: Mapping[str, str]) -> str:
@@ -155,35 +152,26 @@ def permission_rules(ctx: LaunchContext, mcp_servers: Sequence[str]) -> dict[str
     return rules
 
 
-def _plain(value: Any) -> Any:
-    # Records hold read-only mappings and tuples; JSON wants dicts and lists.
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _mcp_entry(name: str, entry: Any) -> dict[str, Any]:
     """An OpenCode ``mcp`` entry for one server of the profile (stdio or remote)."""
     if not _MCP_NAME.match(name):
         raise ValueError(f"MCP server name {name!r} must be 1-64 letters, digits, '_' or '-'")
-    plain = _plain(entry) if isinstance(entry, Mapping) else None
-    if plain is None:
+    server = plain(entry) if isinstance(entry, Mapping) else None
+    if server is None:
         raise ValueError(f"MCP server {name!r} must be a mapping with a 'command' or a 'url'")
-    env = plain.get("env") or {}
+    env = server.get("env") or {}
     if not isinstance(env, dict) or not all(isinstance(v, str | int | float) for v in env.values()):
         raise ValueError(f"MCP server {name!r}: env must map names to strings")
     result: dict[str, Any]
-    if plain.get("url"):
-        if not isinstance(plain["url"], str) or not re.match(r"https?://\S+$", plain["url"]):
+    if server.get("url"):
+        if not isinstance(server["url"], str) or not re.match(r"https?://\S+$", server["url"]):
             raise ValueError(f"MCP server {name!r}: url must be an http(s) URL")
-        result = {"type": "remote", "url": plain["url"], "enabled": True}
-        if plain.get("headers"):
-            result["headers"] = {str(k): str(v) for k, v in dict(plain["headers"]).items()}
+        result = {"type": "remote", "url": server["url"], "enabled": True}
+        if server.get("headers"):
+            result["headers"] = {str(k): str(v) for k, v in dict(server["headers"]).items()}
     else:
-        command = plain.get("command")
-        args = plain.get("args") or []
+        command = server.get("command")
+        args = server.get("args") or []
         if not isinstance(command, str) or not command.strip():
             raise ValueError(f"MCP server {name!r} needs a 'command' (or a 'url')")
         if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
@@ -193,7 +181,7 @@ def _mcp_entry(name: str, entry: Any) -> dict[str, Any]:
             # OpenCode's name for it; some CLIs start MCP servers with a scrubbed environment, so what
             # cao-mcp-server needs (terminal id, server address) is given explicitly here.
             result["environment"] = {str(k): str(v) for k, v in env.items()}
-    timeout = plain.get("timeout")
+    timeout = server.get("timeout")
     if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0:
         result["timeout"] = timeout
     return result
@@ -226,7 +214,7 @@ def build_config(ctx: LaunchContext, env: Mapping[str, str]) -> dict[str, Any]:
 
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """The launch plan of one OpenCode terminal."""
-    env = _environment(ctx)
+    env = environment(ctx)
     runtime = Path(ctx.runtime_dir)
     # --mini: OpenCode's inline interface (see the module docstring).
     argv = [resolve_binary(env), "--mini", "--agent", agent_name(ctx)]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.record import provider_spec
 
+from . import launch, screen
 from .config import model_endpoint
-from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
-from .screen import STARTUP_DIALOGS, detect_status, extract_last_message
+from .screen import STARTUP_DIALOGS
 
 __all__ = ["NAME", "PACKAGE", "TESTED_VERSIONS", "opencode_provider"]
 
@@ -19,21 +20,13 @@ TESTED_VERSIONS = ("1.18.33",)
 
 def opencode_provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
-    return ProviderSpec(
-        name=NAME,
-        binary=BINARY,
-        binary_env=BINARY_ENV,
-        launch=launch,
-        detect_status=detect_status,
-        extract_last_message=extract_last_message,
-        exit_command="/exit",
+    return provider_spec(
+        NAME, launch, screen,
         description="OpenCode, the open-source agent CLI (inline interface, a config file per terminal)",
         # A bracketed paste and one Enter submit; a message sent while a turn runs is queued by OpenCode
         # and answered after it.
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0),
         startup_dialogs=STARTUP_DIALOGS,
-        install_hint=INSTALL_HINT,
-        version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
     )

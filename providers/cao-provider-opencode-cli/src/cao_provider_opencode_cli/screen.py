@@ -35,9 +35,11 @@ tool titles).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from cao_hookspecs import StartupDialog, StatusReport, TerminalStatus
+from cao_screen_core.reports import read_safely
+from cao_screen_core.reports import report as _report
+from cao_screen_core.rows import last_index
 
 __all__ = ["STARTUP_DIALOGS", "Screen", "detect_status", "extract_last_message", "parse_screen"]
 
@@ -73,13 +75,6 @@ FATAL = (
 
 def _blank(row: str) -> bool:
     return not row.strip()
-
-
-def _last(rows: list[str], test: Callable[[str], bool], start: int = 0) -> int | None:
-    for index in range(len(rows) - 1, start - 1, -1):
-        if test(rows[index]):
-            return index
-    return None
 
 
 class Screen:
@@ -122,7 +117,7 @@ class Screen:
     def busy(self) -> str | None:
         """The busy footer row, when one is drawn (looked for anywhere: a stray row below it must not
         hide it)."""
-        at = _last(self.rows, lambda row: bool(_BUSY.match(row)))
+        at = last_index(self.rows, _BUSY.match)
         return self.rows[at] if at is not None else None
 
     def last_turn(self) -> Turn:
@@ -134,9 +129,9 @@ class Turn:
 
     def __init__(self, transcript: list[str]) -> None:
         self.rows = transcript
-        self.user = _last(transcript, lambda row: bool(_USER.match(row)))
+        self.user = last_index(transcript, _USER.match)
         first = self.user + 1 if self.user is not None else 0
-        self.marker = _last(transcript, lambda row: bool(_MARKER.match(row)), first)
+        self.marker = last_index(transcript, _MARKER.match, first)
 
     @property
     def message(self) -> str:
@@ -176,14 +171,7 @@ def parse_screen(text: str) -> Screen:
 
 def detect_status(screen: str) -> StatusReport:
     """OpenCode's status from its rendered screen. Never raises."""
-    try:
-        return _detect(screen)
-    except Exception as exc:  # noqa: BLE001 - a detector must never raise
-        return StatusReport(status=TerminalStatus.UNKNOWN, evidence=f"screen not understood: {exc!r}")
-
-
-def _report(status: TerminalStatus, evidence: str) -> StatusReport:
-    return StatusReport(status=status, evidence=evidence[:200])
+    return read_safely(_detect, screen)
 
 
 def _asked(screen: Screen) -> tuple[str, str]:
@@ -278,7 +266,7 @@ def _answer_start(body: list[str]) -> int:
         # Inline tools keep their details on the rows under the title; a block tool's title stands
         # alone and its body is the next paragraph.
         start = end
-        last_tool = _last(body[first:end], lambda row: bool(_TOOL.match(row)))
+        last_tool = last_index(body[first:end], _TOOL.match)
         title = body[first + (last_tool or 0)]
         if _BLOCK_TOOL.match(title) and first + (last_tool or 0) == end - 1 and number + 1 < len(runs):
             start = runs[number + 1][1]

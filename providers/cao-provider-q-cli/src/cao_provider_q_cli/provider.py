@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.record import provider_spec
 
-from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch
-from .screen import detect_status, extract_last_message
+from . import launch, screen
 
 __all__ = ["NAME", "TESTED_VERSIONS", "model_endpoint", "parse_version", "q_cli_provider"]
 
@@ -33,22 +33,15 @@ def model_endpoint(env: Mapping[str, str]) -> str | None:
 
 def q_cli_provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
-    return ProviderSpec(
-        name=NAME,
-        binary=BINARY,
-        launch=launch,
-        detect_status=detect_status,
-        extract_last_message=extract_last_message,
+    return provider_spec(
+        NAME, launch, screen,
         # q's documentation names /quit (aliases /exit, /q).
         exit_command="/quit",
         description="Amazon Q Developer CLI (q chat), line-based chat; succeeded by Kiro CLI",
         # One Enter submits a bracketed paste; the short pause lets q finish taking the paste first.
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.3),
-        # q draws no start-up dialog cao must answer (sign-in problems stop it; see screen.FATAL).
+        # q draws no start-up dialog cao must answer (sign-in problems stop it; see chat_screen.FATAL).
         startup_dialogs=(),
-        install_hint=INSTALL_HINT,
-        version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
-        binary_env=BINARY_ENV,
         model_endpoint=model_endpoint,
     )

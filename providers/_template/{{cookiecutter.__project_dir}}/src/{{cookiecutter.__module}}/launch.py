@@ -21,14 +21,13 @@ the user's own settings are never written. Refuse a profile value the CLI cannot
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from cao_hookspecs import LaunchContext, LaunchPlan
 from cao_hookspecs.programs import find_program
+from cao_launch_core.environment import environment
+from cao_launch_core.json_config import mcp_config
 
 __all__ = ["BINARY", "BINARY_ENV", "INSTALL_HINT", "launch", "model_endpoint", "resolve_binary"]
 
@@ -48,18 +47,9 @@ def resolve_binary(env: Mapping[str, str]) -> str:
     return find_program(env, BINARY, BINARY_ENV, missing=f"'{BINARY}' is not on PATH: {INSTALL_HINT}")
 
 
-def _plain(value: Any) -> Any:
-    # Records hold read-only mappings and tuples; JSON wants dicts and lists.
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
 def launch(ctx: LaunchContext) -> LaunchPlan:
     """The launch plan of one {{ cookiecutter.display_name }} terminal."""
-    env = {**os.environ, **dict(ctx.env)}
+    env = environment(ctx)
     runtime = Path(ctx.runtime_dir)
     argv = [resolve_binary(env)]
     files: dict[str, str] = {}
@@ -70,7 +60,7 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
         files[SYSTEM_PROMPT_FILE] = profile.system_prompt.strip() + "\n"
         argv += ["--system-prompt-file", str(runtime / SYSTEM_PROMPT_FILE)]
     if ctx.mcp_servers:
-        files[MCP_CONFIG_FILE] = json.dumps({"mcpServers": _plain(ctx.mcp_servers)}, indent=2)
+        files[MCP_CONFIG_FILE] = mcp_config(ctx.mcp_servers)
         argv += ["--mcp-config", str(runtime / MCP_CONFIG_FILE)]
     return LaunchPlan(argv=argv, env={}, files=files)
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
+from cao_launch_core.record import provider_spec
 
+from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
-from .launch import BINARY, BINARY_ENV, INSTALL_HINT, launch, model_endpoint
-from .screen import detect_status, extract_last_message
+from .launch import model_endpoint
 
 __all__ = ["NAME", "TESTED_VERSIONS", "provider"]
 
@@ -18,22 +19,15 @@ TESTED_VERSIONS = ("0.1.0",)
 
 def provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
-    return ProviderSpec(
-        name=NAME,
-        binary=BINARY,
-        binary_env=BINARY_ENV,
-        launch=launch,
-        detect_status=detect_status,
-        extract_last_message=extract_last_message,
+    return provider_spec(
+        NAME, launch, screen,
+        description="{{ cookiecutter.display_name }}",
         # TODO: the command that makes the CLI quit.
         exit_command="/exit",
-        description="{{ cookiecutter.display_name }}",
         # TODO: how the CLI takes a pasted message. One Enter right after the paste submits it here;
         # some CLIs need a second Enter or a short delay, some queue messages typed while busy.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0),
         startup_dialogs=STARTUP_DIALOGS,
-        install_hint=INSTALL_HINT,
-        version_args=("--version",),
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
     )

@@ -23,6 +23,10 @@ from __future__ import annotations
 import re
 
 from cao_hookspecs import StatusReport, TerminalStatus
+from cao_screen_core.blocks import indented_blocks
+from cao_screen_core.reports import read_safely
+from cao_screen_core.reports import report as _report
+from cao_screen_core.rows import last_index
 
 __all__ = ["detect_status", "extract_last_message"]
 
@@ -31,7 +35,6 @@ _PROMPT = re.compile(r"^>(?: (?P<typed>.*))?$")
 _USER = re.compile(r"^> (?P<text>\S.*)$")
 _BUSY = re.compile(r"Working… \(ctrl\+c to interrupt\)\s*$")
 _ANSWER = re.compile(r"^● (?P<text>.*)$")
-_TOOL_RESULT = re.compile(r"^\s+⎿ ")
 _QUESTION = re.compile(r"^\S.*\? \[y/n\]$")
 _TURN_ERROR = re.compile(r"^✗ Error: (?P<text>.+)$")
 
@@ -52,22 +55,12 @@ def _rows(text: str) -> list[str]:
 
 
 def _last_user_message(rows: list[str]) -> int | None:
-    for index in range(len(rows) - 1, -1, -1):
-        if _USER.match(rows[index]):
-            return index
-    return None
-
-
-def _report(status: TerminalStatus, evidence: str) -> StatusReport:
-    return StatusReport(status=status, evidence=evidence[:200])
+    return last_index(rows, _USER.match)
 
 
 def detect_status(screen: str) -> StatusReport:
     """{{ cookiecutter.display_name }}'s status from its rendered screen. Never raises."""
-    try:
-        return _detect(screen)
-    except Exception as exc:  # noqa: BLE001 - a detector must never raise
-        return _report(TerminalStatus.UNKNOWN, f"screen not understood: {exc!r}")
+    return read_safely(_detect, screen)
 
 
 def _detect(text: str) -> StatusReport:
@@ -110,27 +103,6 @@ def _detect(text: str) -> StatusReport:
     return _report(TerminalStatus.IDLE, f"turn{about} ended without an answer")
 
 
-def _answer_blocks(rows: list[str]) -> list[list[str]]:
-    """The ``● `` blocks in ``rows``, each as its lines with the two-space indent removed."""
-    blocks: list[list[str]] = []
-    index = 0
-    while index < len(rows):
-        match = _ANSWER.match(rows[index])
-        if not match:
-            index += 1
-            continue
-        body = [match.group("text")]
-        index += 1
-        while index < len(rows) and (not rows[index] or rows[index].startswith("  ")) \
-                and not _TOOL_RESULT.match(rows[index]):
-            body.append(rows[index][2:])
-            index += 1
-        while body and not body[-1].strip():
-            body.pop()
-        blocks.append(body)
-    return blocks
-
-
 def extract_last_message(text: str) -> str:
     """The text of the last answer to the user's last message.
 
@@ -144,7 +116,7 @@ def extract_last_message(text: str) -> str:
         raise ValueError("a turn is still running")
     user = _last_user_message(rows[:-1])
     turn = rows[user + 1:-1] if user is not None else rows[:-1]
-    blocks = _answer_blocks(turn)
+    blocks = indented_blocks(turn, _ANSWER)
     if not blocks:
         raise ValueError("no answer ('● ' block) after the last message")
-    return "\n".join(blocks[-1]).strip()
+    return "\n".join(blocks[-1].text).strip()
