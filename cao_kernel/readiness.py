@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from .errors import CaoError, InvalidInput, NotFound, Timeout
 from .launching import matching_spec
 
@@ -54,6 +56,7 @@ def connect_timeout(settings: Mapping[str, Any]) -> float:
     return seconds
 
 
+@attrs.define(eq=False)
 class McpGate:
     """One terminal's gate. Lives on the kernel's event loop.
 
@@ -61,15 +64,15 @@ class McpGate:
     the wait started by ``arm`` runs out. A report arriving after that opens the gate again.
     """
 
-    def __init__(self, terminal_id: str, server_name: str, timeout: float, describe: str, route: str) -> None:
-        self.terminal_id = terminal_id
-        self.server_name = server_name
-        self.route = route
-        self.timeout = timeout
-        self.describe = describe
-        self.connected_at: float | None = None
-        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._timer: asyncio.TimerHandle | None = None
+    terminal_id: str
+    server_name: str
+    timeout: float
+    describe: str
+    route: str
+    connected_at: float | None = attrs.field(init=False, default=None)
+    opened: asyncio.Future[None] = attrs.field(init=False,
+                                               factory=lambda: asyncio.get_running_loop().create_future())
+    _timer: asyncio.TimerHandle | None = attrs.field(init=False, default=None)
 
     @property
     def open(self) -> bool:

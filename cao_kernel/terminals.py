@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import attrs
+
 from cao_hookspecs import (
     AgentProfile,
     CreateTerminalRequest,
@@ -73,25 +75,27 @@ class ReceiverListener(Protocol):
         """The terminal was deleted: what waits for it can never arrive."""
 
 
+@attrs.define(kw_only=True, eq=False)
 class Terminals:
-    """Every terminal of one kernel. Lives on the kernel's event loop."""
+    """Every terminal of one kernel. Lives on the kernel's event loop; built on it."""
 
-    def __init__(
-        self, *, backend: TerminalBackend, io: IoPool, hooks: Hooks, registry: Registry,
-        load_profile: Callable[[str], AgentProfile], settings: Mapping[str, Any], home: CaoHome,
-    ) -> None:
-        self.backend = backend
-        self._io = io
-        self._hooks = hooks
-        self._registry = registry
-        self._load_profile = load_profile
-        self._settings = settings
-        self._home = home
-        self._live: dict[str, LiveTerminal] = {}
-        self._gates = Gates(settings, lambda: registry.mcp_servers, lambda: registry.routes)
-        self._watch = ScreenWatch(self._live, backend, io, hooks)
-        self._listener: ReceiverListener | None = None
-        self._signals: SignalChannel | None = None
+    backend: TerminalBackend
+    _io: IoPool
+    _hooks: Hooks
+    _registry: Registry
+    _load_profile: Callable[[str], AgentProfile]
+    _settings: Mapping[str, Any]
+    _home: CaoHome
+    _live: dict[str, LiveTerminal] = attrs.field(init=False, factory=dict)
+    _gates: Gates = attrs.field(init=False)
+    _watch: ScreenWatch = attrs.field(init=False)
+    _listener: ReceiverListener | None = attrs.field(init=False, default=None)
+    _signals: SignalChannel | None = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        registry = self._registry
+        self._gates = Gates(self._settings, lambda: registry.mcp_servers, lambda: registry.routes)
+        self._watch = ScreenWatch(self._live, self.backend, self._io, self._hooks)
 
     def listen(self, listener: ReceiverListener) -> None:
         self._listener = listener
@@ -542,8 +546,6 @@ class Terminals:
 
 
 def _evolve(request: CreateTerminalRequest, **changes: Any) -> CreateTerminalRequest:
-    import attrs
-
     return attrs.evolve(request, **changes)
 
 
