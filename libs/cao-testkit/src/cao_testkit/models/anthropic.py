@@ -20,20 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .script import (
-    Answer,
-    Conversation,
-    Failure,
-    Incoming,
-    Message,
-    Script,
-    ScriptedServer,
-    ToolCall,
-    ToolResult,
-    estimate_tokens,
-    offers_tools,
-    split_text,
-)
+from .script import (Answer, Conversation, Failure, Incoming, Message, Script, ScriptedServer, ToolCall,
+                     ToolResult, estimate_tokens, offers_tools, split_text)
 
 __all__ = ["FAKE_API_KEY", "AnthropicServer", "conversation_of"]
 

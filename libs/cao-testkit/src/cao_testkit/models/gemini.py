@@ -35,21 +35,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .openai import fit_schema
-from .script import (
-    Answer,
-    Conversation,
-    Failure,
-    Incoming,
-    Message,
-    Script,
-    ScriptedServer,
-    ToolCall,
-    ToolResult,
-    estimate_tokens,
-    offers_tools,
-    split_text,
-)
+from .openai import fit_side_answer
+from .script import (Answer, Conversation, Failure, Incoming, Message, Script, ScriptedServer, ToolCall,
+                     ToolResult, estimate_tokens, offers_tools, split_text)
 
 __all__ = ["FAKE_API_KEY", "GeminiServer", "conversation_of", "google_status", "parse_path"]
 
@@ -268,15 +256,7 @@ class GeminiServer(ScriptedServer):
 
     @staticmethod
     def _fit_side_answer(body: dict[str, Any], answer: Answer) -> Answer:
-        schema = _json_schema(body)
-        if schema is None or answer.tool_calls:
-            return answer
-        try:
-            json.loads(answer.text)
-            return answer
-        except ValueError:
-            return Answer(text=json.dumps(fit_schema(answer.text, schema)), delay=answer.delay,
-                          chunks=answer.chunks)
+        return fit_side_answer(answer, _json_schema(body))
 
     # -- wire format -------------------------------------------------------------------------------
 

@@ -34,22 +34,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .script import (
-    Answer,
-    Conversation,
-    Failure,
-    Incoming,
-    Message,
-    Script,
-    ScriptedServer,
-    ToolCall,
-    ToolResult,
-    estimate_tokens,
-    offers_tools,
-    split_text,
-)
+from .script import (Answer, Conversation, Failure, Incoming, Message, Script, ScriptedServer, ToolCall,
+                     ToolResult, estimate_tokens, offers_tools, split_text)
 
-__all__ = ["OpenAIServer", "conversation_of", "fit_schema", "offered_namespaces", "wire_name"]
+__all__ = ["OpenAIServer", "conversation_of", "fit_schema", "fit_side_answer", "offered_namespaces",
+           "wire_name"]
 
 # Context blocks Codex adds to the conversation as user messages (working folder, AGENTS.md, shell
 # output it ran for the user...). They stay in the recorded body but are not what the user typed.
@@ -245,6 +234,19 @@ def _schema_format(body: Any) -> dict[str, Any] | None:
     return None
 
 
+def fit_side_answer(answer: Answer, schema: Mapping[str, Any] | None) -> Answer:
+    """A side request's plain-text answer fitted into the JSON ``schema`` it asked for (unchanged when it
+    asked for none, when the answer calls tools, or when it is JSON already)."""
+    if schema is None or answer.tool_calls:
+        return answer
+    try:
+        json.loads(answer.text)
+        return answer
+    except ValueError:
+        fitted = json.dumps(fit_schema(answer.text, schema))
+        return Answer(text=fitted, delay=answer.delay, chunks=answer.chunks)
+
+
 def fit_schema(text: str, schema: Mapping[str, Any]) -> Any:
     """A value of JSON ``schema`` built around ``text``: strings get the text (cut to ``maxLength``,
     at least one character), other types a neutral value; objects fill their required properties."""
@@ -367,15 +369,7 @@ class OpenAIServer(ScriptedServer):
 
     @staticmethod
     def _fit_side_answer(body: dict[str, Any], answer: Answer) -> Answer:
-        schema = _schema_format(body)
-        if schema is None or answer.tool_calls:
-            return answer
-        try:
-            json.loads(answer.text)
-            return answer
-        except ValueError:
-            fitted = json.dumps(fit_schema(answer.text, schema))
-            return Answer(text=fitted, delay=answer.delay, chunks=answer.chunks)
+        return fit_side_answer(answer, _schema_format(body))
 
     # -- wire format -------------------------------------------------------------------------------
 
