@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
-
-import attrs
 
 DEFAULT_HOME = "~/.aws/cli-agent-orchestrator"
 
 
-@attrs.frozen
+# A dataclass rather than attrs: `cao --help` finds its command table here before anything heavy loads.
+@dataclasses.dataclass(frozen=True, slots=True)
 class CaoHome:
     """Paths under the cao home (``CAO_HOME_DIR``, default ``~/.aws/cli-agent-orchestrator`` as upstream)."""
 
@@ -44,6 +44,11 @@ class CaoHome:
     @property
     def skills(self) -> Path:
         return self.root / "skills"
+
+    @property
+    def cache(self) -> Path:
+        """Files cao can rebuild at any time (the ``cao`` command table)."""
+        return self.root / "cache"
 
     def ensure(self) -> CaoHome:
         """Create the folders (mode 0700: the home holds tokens and message bodies)."""
