@@ -206,13 +206,10 @@ def cli(ctx: click.Context, no_plugins: bool) -> None:
     state[KERNEL_KEY] = lambda: get_kernel(ctx)
 
 
-def main(argv: list[str] | None = None) -> None:
-    cli.main(args=argv, prog_name="cao")
-
-
-def server_main() -> None:
-    """The ``cao-server`` script: ``cao server`` (the command comes from the cao-server plugin)."""
-    cli.main(args=["server", *sys.argv[1:]], prog_name="cao-server")
+def main(argv: list[str] | None = None, *, prog_name: str = "cao") -> None:
+    """The ``cao`` script. Other scripts run a ``cao`` command under their own name (``cao-server`` is
+    ``cao server``): they find this function through the ``cao`` console-script entry point."""
+    cli.main(args=argv, prog_name=prog_name)
 
 
 if __name__ == "__main__":  # pragma: no cover
