@@ -113,19 +113,24 @@ class Server:
                 stream.close()
 
 
-def cold_start(env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds from spawn to the first 200 on /health, and the server's CPU seconds by then (CPU
-    time barely moves when other work shares the machine; wall time is what a user waits)."""
-    server = Server(env)
+def first_answer(server: Server, path: str) -> tuple[float, float]:
+    """Wall seconds from the server's spawn to the first 200 on ``GET path``, and its CPU seconds by then
+    (CPU time barely moves when other work shares the machine; wall time is what a user waits). The
+    server is stopped afterwards."""
     try:
         with httpx.Client(trust_env=False) as http:
-            response = http.get(server.url + "/health")
+            response = http.get(server.url + path)
         elapsed = time.perf_counter() - server.started
         if response.status_code != 200:
-            raise RuntimeError(f"/health answered {response.status_code}")
+            raise RuntimeError(f"{path} answered {response.status_code}: {response.text[:300]}")
         return elapsed, server.cpu_s()
     finally:
         server.stop()
+
+
+def cold_start(env: dict[str, str]) -> tuple[float, float]:
+    """Spawn -> first 200 on /health: wall and CPU seconds."""
+    return first_answer(Server(env), "/health")
 
 
 def first_sessions(env: dict[str, str], folder: Path) -> float:
@@ -134,16 +139,7 @@ def first_sessions(env: dict[str, str], folder: Path) -> float:
     socket_path = folder / "tmux.sock"
     fresh = dict(env, CAO_HOME_DIR=str(folder / "home"), CAO_TMUX_SOCKET=str(socket_path))
     try:
-        server = Server(fresh, command="cao-server")
-        try:
-            with httpx.Client(trust_env=False) as http:
-                response = http.get(server.url + "/sessions")
-            elapsed = time.perf_counter() - server.started
-            if response.status_code != 200:
-                raise RuntimeError(f"/sessions answered {response.status_code}: {response.text[:300]}")
-            return elapsed
-        finally:
-            server.stop()
+        return first_answer(Server(fresh, command="cao-server"), "/sessions")[0]
     finally:
         subprocess.run(["tmux", "-S", str(socket_path), "kill-server"], capture_output=True, check=False)
         shutil.rmtree(folder, ignore_errors=True)
