@@ -62,12 +62,11 @@ def _plugin_commands(ctx: click.Context) -> dict[str, CommandSpec]:
     if "plugin_commands" not in state:
         from cao_hookspecs import CommandSpec
 
-        from .command_table import CommandRow
-
         kernel = get_kernel(ctx)
         problems = len(kernel.hooks.problems)
         clean = True
-        offered: list[CommandRow] = []
+        # (name, help, plugin, owner): command_table rows, built only when a table is written.
+        offered: list[tuple[str, str, str, str]] = []
         commands: dict[str, CommandSpec] = {}
         for contribution in kernel.hooks.commands():
             spec, owner = contribution.record, kernel.describe_plugin(contribution.plugin_name)
@@ -76,8 +75,7 @@ def _plugin_commands(ctx: click.Context) -> dict[str, CommandSpec]:
                 click.echo(f"cao: plugin {owner} registered {type(spec).__name__} where a CommandSpec was "
                            f"expected; ignored", err=True)
                 continue
-            offered.append(CommandRow(name=spec.name, help=spec.help, plugin=contribution.plugin_name,
-                                      owner=owner))
+            offered.append((spec.name, spec.help, contribution.plugin_name, owner))
             if _admitted(ctx, spec.name, owner):
                 commands[spec.name] = spec
         state["plugin_commands"] = commands
@@ -116,7 +114,7 @@ def _cached_listing(ctx: click.Context) -> dict[str, str] | None:
 def _save_table(state: dict[str, Any]) -> None:
     """Write the command table from this invocation's kernel, unless anything went wrong loading it."""
     from ..plugins import ACTIVE, FAILED
-    from .command_table import PluginEntry, module_state, save
+    from .command_table import CommandRow, PluginEntry, module_state, save
 
     kernel = state["kernel"]
     offered, clean = state["offered_commands"]
@@ -129,7 +127,7 @@ def _save_table(state: dict[str, Any]) -> None:
         for record in records
         if record.entry_point is not None
     ]
-    save(kernel.home, plugins, offered)
+    save(kernel.home, plugins, [CommandRow(*row) for row in offered])
 
 
 def _root_flag(args: list[str], flag: str) -> bool:
