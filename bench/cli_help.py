@@ -162,8 +162,11 @@ def import_profile(cao: Path, python: Path, env: dict[str, str]) -> dict[str, An
     assert best is not None
     with tempfile.TemporaryDirectory(prefix="cao-bench-") as tmp:
         out = Path(tmp) / "modules.json"
-        subprocess.run([str(python), "-c", _MODULES_AFTER_HELP], env=dict(env, CAO_BENCH_MODULES=str(out)),
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True)
+        probe_env = dict(env, CAO_BENCH_MODULES=str(out))
+        # Twice: `python -c` searches its own path first, so the first run writes its own command table.
+        for _ in range(2):
+            subprocess.run([str(python), "-c", _MODULES_AFTER_HELP], env=probe_env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, check=True)
         modules = json.loads(out.read_text())
     third = third_party_imports(modules, best)
     total_ms = sum(r[1] for r in best) / 1000
