@@ -4,22 +4,38 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_HOME = "~/.aws/cli-agent-orchestrator"
+CACHE_FOLDER = "cache"
 
 
-# A dataclass rather than attrs: `cao --help` finds its command table here before anything heavy loads.
+def home_root(environ: Mapping[str, str] | None = None) -> str:
+    """The cao home folder: ``CAO_HOME_DIR``, default ``~/.aws/cli-agent-orchestrator`` as upstream.
+
+    A plain string, so `cao --help` can find its command table without importing pathlib.
+    """
+    env = os.environ if environ is None else environ
+    return os.path.expanduser(env.get("CAO_HOME_DIR") or DEFAULT_HOME)
+
+
+# A dataclass rather than attrs, and pathlib imported when a home is made: `cao --help` imports this
+# module before anything heavy loads.
 @dataclasses.dataclass(frozen=True, slots=True)
 class CaoHome:
-    """Paths under the cao home (``CAO_HOME_DIR``, default ``~/.aws/cli-agent-orchestrator`` as upstream)."""
+    """Paths under the cao home (see ``home_root``)."""
 
     root: Path
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> CaoHome:
-        env = os.environ if environ is None else environ
-        return cls(Path(env.get("CAO_HOME_DIR") or DEFAULT_HOME).expanduser())
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> CaoHome:
+        from pathlib import Path
+
+        return cls(Path(home_root(environ)))
 
     @property
     def agent_store(self) -> Path:
@@ -48,7 +64,7 @@ class CaoHome:
     @property
     def cache(self) -> Path:
         """Files cao can rebuild at any time (the ``cao`` command table)."""
-        return self.root / "cache"
+        return self.root / CACHE_FOLDER
 
     def ensure(self) -> CaoHome:
         """Create the folders (mode 0700: the home holds tokens and message bodies)."""

@@ -100,12 +100,12 @@ def _listed_commands(ctx: click.Context) -> dict[str, str]:
 
 
 def _cached_listing(ctx: click.Context) -> dict[str, str] | None:
-    from ..home import CaoHome
+    from ..home import home_root
     from ..plugin_switches import read_switches
     from .command_table import cached_commands
 
     only, blocked, _ = read_switches()
-    rows = cached_commands(CaoHome.from_env(), only, blocked)
+    rows = cached_commands(home_root(), only, blocked)
     if rows is None:
         return None
     return {row.name: row.help for row in rows if _admitted(ctx, row.name, row.owner)}
@@ -127,7 +127,7 @@ def _save_table(state: dict[str, Any]) -> None:
         for record in records
         if record.entry_point is not None
     ]
-    save(kernel.home, plugins, [CommandRow(*row) for row in offered])
+    save(str(kernel.home.root), plugins, [CommandRow(*row) for row in offered])
 
 
 def _root_flag(args: list[str], flag: str) -> bool:

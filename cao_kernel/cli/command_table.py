@@ -18,25 +18,20 @@ is written, so the failure is reported again on the next run.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
+from ..home import CACHE_FOLDER
 from ..plugin_switches import allows
 from .install_stamp import environment_stamp, file_state
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ..home import CaoHome
 
 FORMAT = 1
 
 
-@dataclasses.dataclass(frozen=True)
-class PluginEntry:
+# Named tuples rather than dataclasses: each dataclass costs `cao --help` a millisecond to define.
+class PluginEntry(NamedTuple):
     """One entry point as the table saw it; ``module`` is ``[path, mtime_ns, size]`` of its module."""
 
     name: str
@@ -44,8 +39,7 @@ class PluginEntry:
     module: list[Any] | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class CommandRow:
+class CommandRow(NamedTuple):
     """One plugin command: its name, help line, entry point, and that plugin's name for messages."""
 
     name: str
@@ -54,20 +48,19 @@ class CommandRow:
     owner: str
 
 
-@dataclasses.dataclass(frozen=True)
-class CommandTable:
+class CommandTable(NamedTuple):
     stamp: list[Any]
     plugins: tuple[PluginEntry, ...]
     commands: tuple[CommandRow, ...]
 
 
-def table_path(home: CaoHome) -> Path:
+def table_path(home_root: str) -> str:
     """One table per environment and search path, so two installations sharing a cao home (or the
     ``cao`` script and ``python -m cao_kernel``, whose first path entries differ) keep their own."""
     import zlib
 
     key = zlib.crc32("\0".join([sys.prefix, sys.version, *sys.path]).encode())
-    return home.cache / f"commands-{key:08x}.json"
+    return os.path.join(home_root, CACHE_FOLDER, f"commands-{key:08x}.json")
 
 
 def module_state(module_name: str) -> list[Any] | None:
@@ -81,8 +74,8 @@ def render(table: CommandTable) -> str:
     return json.dumps({
         "format": FORMAT,
         "stamp": table.stamp,
-        "plugins": [dataclasses.asdict(plugin) for plugin in table.plugins],
-        "commands": [dataclasses.asdict(row) for row in table.commands],
+        "plugins": [plugin._asdict() for plugin in table.plugins],
+        "commands": [row._asdict() for row in table.commands],
     })
 
 
@@ -136,12 +129,13 @@ def _command(item: Any) -> CommandRow | None:
 
 
 def cached_commands(
-    home: CaoHome, only: tuple[str, ...] | None, blocked: tuple[str, ...]
+    home_root: str, only: tuple[str, ...] | None, blocked: tuple[str, ...]
 ) -> list[CommandRow] | None:
     """The commands of the entry points the switches allow, in registration order; None when the
     table is missing or cannot be trusted (see the module docstring)."""
     try:
-        raw = table_path(home).read_bytes()
+        with open(table_path(home_root), "rb") as table_file:
+            raw = table_file.read()
     except OSError:
         return None
     table = parse_table(raw)
@@ -160,16 +154,17 @@ def cached_commands(
     return [row for row in table.commands if allows(row.plugin, only, blocked)]
 
 
-def save(home: CaoHome, plugins: list[PluginEntry], commands: list[CommandRow]) -> None:
+def save(home_root: str, plugins: list[PluginEntry], commands: list[CommandRow]) -> None:
     """Write the table for this environment, replacing the file in one step. A home that cannot be
     written to only means the next run loads the plugins again, so errors are ignored."""
     table = CommandTable(stamp=environment_stamp(), plugins=tuple(plugins), commands=tuple(commands))
-    path = table_path(home)
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    path = table_path(home_root)
+    folder, name = os.path.split(path)
+    partial = os.path.join(folder, f".{name}.{os.getpid()}")
     try:
         # Created 0700 like every folder of the cao home, in case this is the first thing to create it.
-        for folder in (home.root, home.cache):
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(home_root, mode=0o700, exist_ok=True)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
         with open(partial, "w", encoding="utf-8") as out:
             out.write(render(table))
         os.replace(partial, path)
