@@ -84,7 +84,8 @@ class SqliteInboxStore:
             self._conn = _connect(self.path, busy_timeout)
 
     def __repr__(self) -> str:
-        return f"<SqliteInboxStore {str(self.path)!r}{' closed' if self._conn is None else ''}>"
+        closed = self._conn is None and self._opening is None
+        return f"<SqliteInboxStore {str(self.path)!r}{' closed' if closed else ''}>"
 
     # -- writes -----------------------------------------------------------------------------------
 
