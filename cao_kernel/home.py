@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from pathlib import Path
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import attrs
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_HOME = "~/.aws/cli-agent-orchestrator"
+CACHE_FOLDER = "cache"
+
+
+def home_root(environ: Mapping[str, str] | None = None) -> str:
+    """The cao home folder: ``CAO_HOME_DIR``, default ``~/.aws/cli-agent-orchestrator`` as upstream.
+
+    A plain string, so `cao --help` can find its command table without importing pathlib.
+    """
+    env = os.environ if environ is None else environ
+    return os.path.expanduser(env.get("CAO_HOME_DIR") or DEFAULT_HOME)
 
 
 class _Folder:
@@ -20,16 +33,19 @@ class _Folder:
         return home.root / self._name
 
 
-@attrs.frozen
+# A dataclass rather than attrs, and pathlib imported when a home is made: `cao --help` imports this
+# module before anything heavy loads.
+@dataclasses.dataclass(frozen=True, slots=True)
 class CaoHome:
-    """Paths under the cao home (``CAO_HOME_DIR``, default ``~/.aws/cli-agent-orchestrator`` as upstream)."""
+    """Paths under the cao home (see ``home_root``)."""
 
     root: Path
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> CaoHome:
-        env = os.environ if environ is None else environ
-        return cls(Path(env.get("CAO_HOME_DIR") or DEFAULT_HOME).expanduser())
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> CaoHome:
+        from pathlib import Path
+
+        return cls(Path(home_root(environ)))
 
     agent_store = _Folder("agent-store")
     agent_context = _Folder("agent-context")
@@ -37,6 +53,8 @@ class CaoHome:
     db = _Folder("db")
     runtime = _Folder("runtime")
     skills = _Folder("skills")
+    #: Files cao can rebuild at any time (the ``cao`` command table).
+    cache = _Folder(CACHE_FOLDER)
 
     def ensure(self) -> CaoHome:
         """Create the folders (mode 0700: the home holds tokens and message bodies)."""

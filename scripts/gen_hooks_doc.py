@@ -80,7 +80,7 @@ def cao_register_providers():
 ```
 
 The distribution declares exactly one entry point in group `cao`, and the module it names stays thin
-and cheap to import (`cao --help` imports every plugin):
+and cheap to import (every command that loads plugins imports every plugin):
 
 ```toml
 [project.entry-points.cao]

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "plugins"
 INSPECT = FIXTURES / "inspect_kernel.py"
@@ -270,3 +272,29 @@ async def test_list_providers_finds_a_program_through_its_override_variable(cao_
     assert await installed() is True
     monkeypatch.setenv("CAO_FAKE_CLI_BIN", str(tmp_path / "missing"))
     assert await installed() is False
+
+
+# -- reading a distribution's name and version ------------------------------------------------------
+
+header_names = st.sampled_from(["Summary", "Requires-Dist", "License", "Author", "Metadata-Version"])
+header_values = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=20).map(
+    str.strip)
+
+
+@given(
+    name=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True),
+    version=st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){0,2}", fullmatch=True),
+    others=st.lists(st.tuples(header_names, header_values), max_size=4),
+    spelling=st.sampled_from(["Name", "name", "NAME"]),
+    body=st.text(max_size=40),
+)
+def test_name_and_version_are_read_as_the_metadata_parser_reads_them(name, version, others, spelling, body):
+    import email
+
+    from cao_kernel.plugins import _headers
+
+    lines = [f"{key}: {value}" for key, value in others]
+    lines[len(lines) // 2:len(lines) // 2] = [f"{spelling}: {name}", f"Version: {version}"]
+    text = "\n".join(lines) + "\n\n" + body
+    parsed = email.message_from_string(text)
+    assert _headers(text, ("name", "version")) == {"name": parsed["Name"], "version": parsed["Version"]}

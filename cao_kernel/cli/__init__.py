@@ -1,5 +1,7 @@
 """The ``cao`` command line. Commands are resolved lazily: built-ins by module path, plugin commands
-through ``cao_register_commands``, so ``cao --help`` imports no heavy library."""
+through ``cao_register_commands``. Listing them (``cao --help``) reads the command table cached in the
+cao home (``command_table``) and imports no plugin; only when that table cannot be trusted are the
+plugins loaded, and a new table written."""
 
 from __future__ import annotations
 
@@ -37,32 +39,95 @@ def get_kernel(ctx: click.Context) -> Kernel:
     return state["kernel"]
 
 
-def _plugin_commands(ctx: click.Context) -> dict[str, CommandSpec]:
-    """Commands contributed by plugins for this invocation, computed once.
+def _admitted(ctx: click.Context, name: str, owner: str) -> bool:
+    """Whether a plugin command may take ``name``. One named like a built-in is refused with a warning
+    naming both owners (once per invocation): a plugin must never be able to replace ``cao plugins``
+    or any other recovery command."""
+    root = ctx.find_root()
+    if name not in BUILTIN_COMMANDS and name not in getattr(root.command, "commands", {}):
+        return True
+    warned: set[str] = root.ensure_object(dict).setdefault("refused_commands", set())
+    if name not in warned:
+        warned.add(name)
+        click.echo(f"cao: command {name!r} of plugin {owner} is refused: the name belongs "
+                   f"to the built-in command of cao-kernel", err=True)
+    return False
 
-    A plugin command named like a built-in is refused with a warning naming both owners: a plugin must
-    never be able to replace ``cao plugins`` or any other recovery command.
-    """
+
+def _plugin_commands(ctx: click.Context) -> dict[str, CommandSpec]:
+    """Commands contributed by plugins for this invocation, computed once from the kernel (which loads
+    the plugins). Every contribution is also kept, with whether registering them went cleanly, for
+    the command table."""
     state: dict[str, Any] = ctx.find_root().ensure_object(dict)
     if "plugin_commands" not in state:
         from cao_hookspecs import CommandSpec
 
         kernel = get_kernel(ctx)
-        root_command = ctx.find_root().command
-        builtin = set(BUILTIN_COMMANDS) | set(getattr(root_command, "commands", {}))
+        problems = len(kernel.hooks.problems)
+        clean = True
+        # (name, help, plugin, owner): command_table rows, built only when a table is written.
+        offered: list[tuple[str, str, str, str]] = []
         commands: dict[str, CommandSpec] = {}
         for contribution in kernel.hooks.commands():
             spec, owner = contribution.record, kernel.describe_plugin(contribution.plugin_name)
             if not isinstance(spec, CommandSpec):
+                clean = False
                 click.echo(f"cao: plugin {owner} registered {type(spec).__name__} where a CommandSpec was "
                            f"expected; ignored", err=True)
-            elif spec.name in builtin:
-                click.echo(f"cao: command {spec.name!r} of plugin {owner} is refused: the name belongs "
-                           f"to the built-in command of cao-kernel", err=True)
-            else:
+                continue
+            offered.append((spec.name, spec.help, contribution.plugin_name, owner))
+            if _admitted(ctx, spec.name, owner):
                 commands[spec.name] = spec
         state["plugin_commands"] = commands
+        state["offered_commands"] = (offered, clean and len(kernel.hooks.problems) == problems)
     return state["plugin_commands"]
+
+
+def _listed_commands(ctx: click.Context) -> dict[str, str]:
+    """Name -> help line of the plugin commands, for listing; from the cached table when it can be
+    trusted, else from the kernel (and then the table is written again)."""
+    state: dict[str, Any] = ctx.find_root().ensure_object(dict)
+    if "listed_commands" not in state:
+        # A kernel handed in by an embedding app or a test has its own plugins; --no-plugins lists none.
+        own_kernel = "kernel" not in state and not state.get("no_plugins", False)
+        listed = _cached_listing(ctx) if own_kernel else None
+        if listed is None:
+            listed = {name: spec.help for name, spec in _plugin_commands(ctx).items()}
+            if own_kernel:
+                _save_table(state)
+        state["listed_commands"] = listed
+    return state["listed_commands"]
+
+
+def _cached_listing(ctx: click.Context) -> dict[str, str] | None:
+    from ..home import home_root
+    from ..plugin_switches import read_switches
+    from .command_table import cached_commands
+
+    only, blocked, _ = read_switches()
+    rows = cached_commands(home_root(), only, blocked)
+    if rows is None:
+        return None
+    return {row.name: row.help for row in rows if _admitted(ctx, row.name, row.owner)}
+
+
+def _save_table(state: dict[str, Any]) -> None:
+    """Write the command table from this invocation's kernel, unless anything went wrong loading it."""
+    from ..plugins import ACTIVE, FAILED
+    from .command_table import CommandRow, PluginEntry, module_state, save
+
+    kernel = state["kernel"]
+    offered, clean = state["offered_commands"]
+    records = kernel.plugin_records()
+    if not clean or any(record.status == FAILED for record in records):
+        return
+    plugins = [
+        PluginEntry(name=record.name, loaded=record.status == ACTIVE,
+                    module=module_state(record.entry_point.partition(":")[0].strip()))
+        for record in records
+        if record.entry_point is not None
+    ]
+    save(str(kernel.home.root), plugins, [CommandRow(*row) for row in offered])
 
 
 def _root_flag(args: list[str], flag: str) -> bool:
@@ -87,7 +152,7 @@ class CaoGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = set(BUILTIN_COMMANDS) | set(super().list_commands(ctx))
-        names |= set(_plugin_commands(ctx))
+        names |= set(_listed_commands(ctx))
         return sorted(names)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -97,6 +162,7 @@ class CaoGroup(click.Group):
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
+        # Running a plugin command loads the plugins as always: the table only serves listings.
         spec = _plugin_commands(ctx).get(cmd_name)
         if spec is None:
             return None
@@ -109,12 +175,12 @@ class CaoGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Short help without loading any command object.
         rows = []
-        plugin_commands = _plugin_commands(ctx)
+        plugin_commands = _listed_commands(ctx)
         for name in self.list_commands(ctx):
             if name in BUILTIN_COMMANDS:
                 rows.append((name, BUILTIN_COMMANDS[name][2]))
             elif name in plugin_commands:
-                rows.append((name, plugin_commands[name].help))
+                rows.append((name, plugin_commands[name]))
             else:
                 command = super().get_command(ctx, name)
                 if command is not None:
@@ -138,14 +204,11 @@ def cli(ctx: click.Context, no_plugins: bool) -> None:
     state[KERNEL_KEY] = lambda: get_kernel(ctx)
 
 
-def main(argv: list[str] | None = None, prog_name: str = "cao") -> None:
-    """The ``cao`` console script (``cao_hookspecs.cli.run_cao`` calls it for plugins' scripts)."""
+def main(argv: list[str] | None = None, *, prog_name: str = "cao") -> None:
+    """The ``cao`` script. Other scripts run a ``cao`` command under their own name (``cao-server`` is
+    ``cao server``): they find this function through the ``cao`` console-script entry point
+    (``cao_hookspecs.cli.run_cao``)."""
     cli.main(args=argv, prog_name=prog_name)
-
-
-def server_main() -> None:
-    """The ``cao-server`` script: ``cao server`` (the command comes from the cao-server plugin)."""
-    cli.main(args=["server", *sys.argv[1:]], prog_name="cao-server")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,3 +15,11 @@ class TestSqliteInboxContract(InboxStoreContract):
     @pytest.fixture
     def make_store(self) -> Callable[[Path], SqliteInboxStore]:
         return lambda place: SqliteInboxStore(place / "inbox.sqlite3")
+
+
+class TestSqliteInboxContractOpenedInBackground(InboxStoreContract):
+    """The kernel's store (``open_store``) opens its database in a thread: the same contract holds."""
+
+    @pytest.fixture
+    def make_store(self) -> Callable[[Path], SqliteInboxStore]:
+        return lambda place: SqliteInboxStore(place / "inbox.sqlite3", background=True)

@@ -187,6 +187,31 @@ def test_a_file_that_is_not_a_database_is_refused_clearly(db: Path) -> None:
         SqliteInboxStore(db)
 
 
+def test_opening_in_the_background_reports_its_failure_on_every_call(db: Path) -> None:
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"this is not sqlite at all, just some text that fills the header" * 4)
+    store = SqliteInboxStore(db, background=True)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"cannot open inbox database .*inbox\.sqlite3"):
+            store.list()
+    store.close()
+    store.close()
+
+
+def test_the_kernels_store_opens_in_the_background(tmp_path: Path) -> None:
+    from cao_hookspecs import RuntimeContext
+    from cao_inbox_sqlite.store import open_store
+
+    store = open_store(RuntimeContext(home_dir=str(tmp_path), settings={}))
+    try:
+        assert store._opening is not None  # returned before the database was open
+        message = store.enqueue(_draft("first"))
+        assert [m.id for m in store.list()] == [message.id]
+        assert (tmp_path / "db" / "inbox.sqlite3").exists()
+    finally:
+        store.close()
+
+
 # -- several connections --------------------------------------------------------------------------
 
 

@@ -296,6 +296,29 @@ def test_missing_tmux_is_reported_clearly(make_backend, launch, monkeypatch, tmp
         backend.create_terminal(launch([python, "-c", "pass"]))
 
 
+def test_asking_a_server_whose_socket_file_is_missing_runs_no_tmux(tmp_path, monkeypatch):
+    from cao_tmux.errors import TmuxNotRunning
+    from cao_tmux.server import TmuxServer
+
+    calls = tmp_path / "calls"
+    fake = tmp_path / "fake-tmux"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "no server running" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    server = TmuxServer(socket_path=str(tmp_path / "missing.sock"), binary=str(fake))
+    for query in (["list-sessions"], ["list-panes", "-a"], ["display-message", "-p", "x"]):
+        with pytest.raises(TmuxNotRunning, match="is not running"):
+            server.run(query)
+    assert not calls.exists()
+    # A command that may start a server always runs.
+    with pytest.raises(TmuxNotRunning):
+        server.run(["new-session", "-d"])
+    assert "new-session -d" in calls.read_text()
+    # So does a query when tmux itself is missing: that is reported first, as ever.
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(TmuxError, match="tmux is not installed"):
+        TmuxServer(socket_path=str(tmp_path / "missing.sock")).run(["list-sessions"])
+
+
 def test_close_stops_the_reader_and_keeps_terminals(backend, launch, recorder, fifo_files):
     spec = launch(["cat"])
     backend.create_terminal(spec)

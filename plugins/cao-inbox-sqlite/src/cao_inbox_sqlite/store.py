@@ -7,6 +7,11 @@ returns only after its transaction committed, and with ``synchronous=FULL`` a co
 
 Within a process one connection is shared by all threads behind a lock; that is enough because every
 method is one short transaction.
+
+The kernel's store (``open_store``) opens its database in a thread of its own: on a fresh home,
+creating the file, switching to WAL and creating the tables take several synced writes, which a
+starting kernel need not wait for while it does its other work. The first call waits for the opening
+and raises what it raised.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +54,8 @@ def database_path(ctx: RuntimeContext) -> Path:
 
 
 def open_store(ctx: RuntimeContext) -> SqliteInboxStore:
-    """The factory registered as the ``sqlite`` inbox store."""
-    return SqliteInboxStore(database_path(ctx))
+    """The factory registered as the ``sqlite`` inbox store (opened in the background)."""
+    return SqliteInboxStore(database_path(ctx), background=True)
 
 
 class SqliteInboxStore:
@@ -57,15 +63,29 @@ class SqliteInboxStore:
 
     :param path: the database file.
     :param busy_timeout: seconds to wait for another process holding the write lock.
+    :param background: open the database in a thread and return at once; the first call waits for
+        it and raises what opening raised (``RuntimeError``). Otherwise opening raises here.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0, background: bool = False
+    ) -> None:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = _connect(self.path, busy_timeout)
+        self._conn: sqlite3.Connection | None = None
+        self._opening: Future[sqlite3.Connection] | None = None
+        if background:
+            self._opening = Future()
+            threading.Thread(
+                target=_connect_into, args=(self._opening, self.path, busy_timeout),
+                name="cao-inbox-open", daemon=True,
+            ).start()
+        else:
+            self._conn = _connect(self.path, busy_timeout)
 
     def __repr__(self) -> str:
-        return f"<SqliteInboxStore {str(self.path)!r}{' closed' if self._conn is None else ''}>"
+        closed = self._conn is None and self._opening is None
+        return f"<SqliteInboxStore {str(self.path)!r}{' closed' if closed else ''}>"
 
     # -- writes -----------------------------------------------------------------------------------
 
@@ -192,6 +212,9 @@ class SqliteInboxStore:
         """Close the connection; the file keeps everything. Closing twice is fine."""
         with self._lock:
             conn, self._conn = self._conn, None
+            opening, self._opening = self._opening, None
+        if opening is not None and opening.exception() is None:
+            conn = opening.result()
         if conn is not None:
             conn.close()
 
@@ -210,6 +233,10 @@ class SqliteInboxStore:
                 yield conn
 
     def _open_connection(self) -> sqlite3.Connection:
+        if self._opening is not None:
+            # Raises what opening raised, on every call: a store that could not open stays unusable.
+            self._conn = self._opening.result()
+            self._opening = None
         if self._conn is None:
             raise RuntimeError(f"the inbox store {self.path} is closed")
         return self._conn
@@ -296,6 +323,13 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _connect_into(opening: Future[sqlite3.Connection], path: Path, busy_timeout: float) -> None:
+    try:
+        opening.set_result(_connect(path, busy_timeout))
+    except BaseException as exc:  # noqa: BLE001 - handed to the first caller
+        opening.set_exception(exc)
 
 
 def _create_private(path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -14,6 +15,8 @@ from .quoting import tmux_arg
 MIN_VERSION = (3, 2)
 
 _SERVER_GONE = ("no server running", "error connecting to", "server exited unexpectedly", "lost server")
+# Commands that only ask a running server (none of them starts one).
+_QUERIES = frozenset({"list-sessions", "list-panes", "list-windows", "display-message", "has-session"})
 _TARGET_GONE = ("can't find ", "no such session", "no such window", "no such pane", "session not found")
 
 
@@ -75,6 +78,14 @@ class TmuxServer:
         session/window/pane does not exist, :class:`TmuxError` for any other refusal. tmux stops at the
         first failing command, so the commands after it did not run.
         """
+        if self._socket_missing(commands):
+            # A server at an explicit socket path listens on that file: without it no server can answer,
+            # and asking would cost a tmux process (plus the version check before the first one). A
+            # fresh cao-server asks twice before its first answer.
+            raise TmuxNotRunning(
+                f"{self.describe()} is not running (no socket file)",
+                command=[self._binary_name, "-S", str(self.socket_path)],
+            )
         argv = self.base_argv()
         for index, command in enumerate(commands):
             if index:
@@ -109,6 +120,14 @@ class TmuxServer:
         raise kind(
             f"tmux refused {_name_of(commands, stderr)}: {first}", command=argv, stderr=stderr, stdout=stdout
         )
+
+    def _socket_missing(self, commands: Sequence[Sequence[str]]) -> bool:
+        """Whether ``commands`` only query and the explicit socket file does not exist. (The default
+        server's socket depends on ``TMUX``, ``TMUX_TMPDIR`` and how tmux was built: only tmux knows.)
+        A missing tmux is still reported by the first command, as without this shortcut."""
+        if not self.socket_path or not all(command and command[0] in _QUERIES for command in commands):
+            return False
+        return not os.path.exists(self.socket_path) and shutil.which(self._binary_name) is not None
 
 
 def _name_of(commands: Sequence[Sequence[str]], stderr: str) -> str:
