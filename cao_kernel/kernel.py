@@ -153,7 +153,6 @@ class Kernel:
             self.orchestration = Orchestration(terminals=terminals, delivery=delivery, hooks=self.hooks,
                                                assigns=assigns, load_profile=self.profiles.load)
             self._started = True
-            terminals.open_signals()
             await terminals.adopt_all()
             await delivery.recover()
             self.hooks.startup(self)

@@ -103,7 +103,8 @@ class Terminals:
     # -- running ----------------------------------------------------------------------------------
 
     def open_signals(self) -> None:
-        """Open the native signal channel (before re-adopting: the terminals' hooks name its socket)."""
+        """Open the native signal channel: before re-adopting terminals (their hooks name its socket), or
+        when the first terminal whose provider maps native signals is created."""
         providers = self._registry.providers.values()
         self._signals = open_channel(self._settings, providers, Path(self._home.runtime), self._on_signal)
 
@@ -523,8 +524,15 @@ class Terminals:
     # -- re-adoption ------------------------------------------------------------------------------
 
     async def adopt_all(self) -> None:
-        """Take over terminals a previous kernel created (they carry their record in backend metadata)."""
+        """Take over terminals a previous kernel created (they carry their record in backend metadata).
+
+        Their CLIs' hooks may signal at once, so the signal channel opens first; with nothing to re-adopt
+        it waits for the first terminal that needs it (a server's first answer does not wait for every
+        provider module to load).
+        """
         infos = await self._io.run(self.backend.list_terminals)
+        if infos and self._signals is None:
+            self.open_signals()
         for info in infos:
             if info.terminal_id in self._live:
                 continue

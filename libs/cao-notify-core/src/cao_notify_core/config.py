@@ -164,14 +164,15 @@ def _number(name: str, value: Any, what: str) -> float:
 def read_section(service: Service, path: Path) -> dict[str, Any] | None:
     """The service's ``notify.<service>`` section of the config file, or None when the file or the
     section is absent."""
-    import yaml
-
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"config file {path}", f"cannot be read ({type(exc).__name__})") from None
+    # Only now: with no config file (the usual case) a server's start-up never pays for loading yaml.
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
