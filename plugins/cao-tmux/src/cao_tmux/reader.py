@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import attrs
+
 from .procs import zombie_status
 
 if TYPE_CHECKING:
@@ -74,6 +76,7 @@ class Stream:
 Judge = Callable[[list[Stream]], list[tuple[Stream, str, str]]]
 
 
+@attrs.define(eq=False)
 class OutputReader:
     """Multiplexes every stream of one backend on one thread.
 
@@ -82,30 +85,19 @@ class OutputReader:
     :param rearm: called on the reader thread with a stream whose pipe must be opened again.
     """
 
-    def __init__(
-        self,
-        judge: Judge,
-        rearm: Callable[[Stream], None],
-        *,
-        coalesce: float = 0.005,
-        settle: float = 0.05,
-        settle_max: float = 0.5,
-        chunk: int = 65536,
-        backlog_limit: int = 1 << 20,
-    ) -> None:
-        self._judge = judge
-        self._rearm = rearm
-        self.coalesce = coalesce
-        self.settle = settle
-        self.settle_max = settle_max
-        self.chunk = chunk
-        self.backlog_limit = backlog_limit
-        self._lock = threading.Lock()
-        self._streams: dict[str, Stream] = {}
-        self._ops: collections.deque[tuple] = collections.deque()
-        self._thread: threading.Thread | None = None
-        self._wake_w: int | None = None
-        self._timed: set[Stream] = set()
+    _judge: Judge
+    _rearm: Callable[[Stream], None]
+    coalesce: float = attrs.field(default=0.005, kw_only=True)
+    settle: float = attrs.field(default=0.05, kw_only=True)
+    settle_max: float = attrs.field(default=0.5, kw_only=True)
+    chunk: int = attrs.field(default=65536, kw_only=True)
+    backlog_limit: int = attrs.field(default=1 << 20, kw_only=True)
+    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock)
+    _streams: dict[str, Stream] = attrs.field(init=False, factory=dict)
+    _ops: collections.deque[tuple] = attrs.field(init=False, factory=collections.deque)
+    _thread: threading.Thread | None = attrs.field(init=False, default=None)
+    _wake_w: int | None = attrs.field(init=False, default=None)
+    _timed: set[Stream] = attrs.field(init=False, factory=set)
 
     # -- called from any thread -------------------------------------------------------------------
 

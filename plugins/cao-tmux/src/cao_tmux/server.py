@@ -9,6 +9,8 @@ import subprocess
 import threading
 from collections.abc import Sequence
 
+import attrs
+
 from .errors import TmuxError, TmuxNotRunning, TmuxTargetMissing
 from .quoting import tmux_arg
 
@@ -20,6 +22,7 @@ _QUERIES = frozenset({"list-sessions", "list-panes", "list-windows", "display-me
 _TARGET_GONE = ("can't find ", "no such session", "no such window", "no such pane", "session not found")
 
 
+@attrs.define(kw_only=True, eq=False)
 class TmuxServer:
     """One tmux server, addressed like ``tmux -S path`` or ``tmux -L name``.
 
@@ -28,22 +31,13 @@ class TmuxServer:
     costs one process start instead of several. Safe to use from many threads at once.
     """
 
-    def __init__(
-        self,
-        *,
-        socket_path: str | None = None,
-        socket_name: str | None = None,
-        config_file: str | None = None,
-        binary: str = "tmux",
-        timeout: float = 10.0,
-    ) -> None:
-        self.socket_path = socket_path
-        self.socket_name = socket_name
-        self.config_file = config_file
-        self.timeout = timeout
-        self._binary_name = binary
-        self._binary: str | None = None
-        self._lock = threading.Lock()
+    socket_path: str | None = None
+    socket_name: str | None = None
+    config_file: str | None = None
+    _binary_name: str = attrs.field(default="tmux", alias="binary")
+    timeout: float = 10.0
+    _binary: str | None = attrs.field(init=False, default=None)
+    _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock)
 
     def describe(self) -> str:
         """Where the server is, for error messages."""
