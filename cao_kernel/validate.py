@@ -57,12 +57,14 @@ def model(value: str | None) -> str | None:
     return value
 
 
-def input_text(value: str, *, what: str = "message") -> str:
+def input_text(value: str, *, what: str = "message", limit: int = MAX_INPUT_BYTES) -> str:
+    """``value`` when it is text of at most ``limit`` bytes without NUL, else ``InvalidInput`` naming it
+    as ``what``."""
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be text")
     size = len(value.encode("utf-8", "surrogatepass"))
-    if size > MAX_INPUT_BYTES:
-        raise InvalidInput(f"{what} is {size} bytes; the limit is {MAX_INPUT_BYTES}")
+    if size > limit:
+        raise InvalidInput(f"{what} is {size} bytes; the limit is {limit}")
     if "\x00" in value:
         raise InvalidInput(f"{what} contains a NUL character")
     return value

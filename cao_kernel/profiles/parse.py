@@ -27,6 +27,7 @@ from typing import Any
 from cao_hookspecs import AgentProfile
 
 from ..errors import InvalidInput, NotFound
+from ..validate import input_text
 from .envfile import substitute
 from .validate import (
     FIELDS,
@@ -97,13 +98,7 @@ def parse_profile_text(
     :param unresolved: filled with placeholder names ``env`` has no value for.
     :raises InvalidInput: one line naming ``origin`` and the problem.
     """
-    if not isinstance(text, str):
-        raise InvalidInput(f"{origin}: profile must be text")
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_PROFILE_BYTES:
-        raise InvalidInput(f"{origin}: profile is {size} bytes; the limit is {MAX_PROFILE_BYTES}")
-    if "\0" in text:
-        raise InvalidInput(f"{origin}: profile contains a NUL character")
+    input_text(text, what=f"{origin}: profile", limit=MAX_PROFILE_BYTES)
     yaml_text, body = split_frontmatter(text.removeprefix("\ufeff"), origin)
     meta = _load_yaml(yaml_text, origin) if yaml_text is not None else {}
     check_shape(meta, origin)
