@@ -23,6 +23,8 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from cao_server.asgi import StatusWatch
+
 from .tools import ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE, Caller
 
 if TYPE_CHECKING:
@@ -125,16 +127,9 @@ class McpHttpApp:
             await self._manager.handle_request(scope, receive, send)
             return
         body, receive = await _buffered(receive)
-        status = 0
-
-        async def watch(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        watch = StatusWatch(send)
         await self._manager.handle_request(scope, receive, watch)
-        if status == 200 and _lists_tools(body) and not _has_header(scope, RELAY_HEADER):
+        if watch.status == 200 and _lists_tools(body) and not _has_header(scope, RELAY_HEADER):
             await self._report_connected(terminal_id)
 
     async def _report_connected(self, terminal_id: str) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs.errors import CaoError
 
+from .asgi import StatusWatch
 from .endpoints import ENDPOINTS, Call, Context, Endpoint, Reply, check_path
 from .params import read_body, read_params
 from .settings import ServerSettings
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger("cao_server")
 access_log = logging.getLogger("cao_server.access")
@@ -170,14 +171,7 @@ class AccessLog:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 0
-
-        async def watch(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        watch = StatusWatch(send)
         try:
             await self.app(scope, receive, watch)
         finally:
@@ -185,7 +179,7 @@ class AccessLog:
                 "%s %s %d %.1fms",
                 scope["method"],
                 scope["path"],
-                status,
+                watch.status,
                 (time.perf_counter() - started) * 1000,
             )
 
