@@ -11,7 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,20 @@ def time_command(argv: Sequence[str], *, runs: int, warmup: int, env: Mapping[st
             wall.append(elapsed)
             cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return wall, cpu
+
+
+def run_in_scratch(run: Callable[[bool, Path], Awaitable[dict[str, Any]]], quick: bool) -> dict[str, Any]:
+    """``run(quick, folder)`` on a new event loop, in a scratch folder under /tmp removed afterwards (short
+    paths: tmux and UNIX sockets live there)."""
+    import asyncio
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="cao-bench-", dir="/tmp"))
+    try:
+        return asyncio.run(run(quick, folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def machine() -> dict[str, Any]:

@@ -11,14 +11,12 @@ import argparse
 import asyncio
 import os
 import random
-import shutil
 import subprocess
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from benchlib import format_table, machine, summarize, write_result
+from benchlib import format_table, machine, run_in_scratch, summarize, write_result
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, MessageState, TerminalStatus, hookimpl
 from cao_kernel.kernel import Kernel
@@ -127,11 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="cao-bench-", dir="/tmp"))
-    try:
-        raw = asyncio.run(run(args.quick, folder))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    raw = run_in_scratch(run, args.quick)
     report = {"benchmark": "inbox", "machine": machine(), "quick": args.quick, "measures": {}, "mesh": raw["mesh"]}
     rows = []
     for key, target in TARGET.items():

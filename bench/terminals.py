@@ -10,13 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-from benchlib import format_table, machine, summarize, write_result
+from benchlib import format_table, machine, run_in_scratch, summarize, write_result
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.kernel import Kernel
@@ -123,11 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer samples, 5 s CPU window")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="cao-bench-", dir="/tmp"))
-    try:
-        raw = asyncio.run(run(args.quick, folder))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    raw = run_in_scratch(run, args.quick)
     report = {"benchmark": "terminals", "machine": machine(), "quick": args.quick, "measures": {},
               "idle_processes": raw["idle_processes"]}
     rows = []
