@@ -40,7 +40,7 @@ def _profile(kernel, name="developer", **fields):
     return kernel
 
 
-async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, claude_sandbox,
+async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, live_sandbox,
                                                                          model_server):
     answer = "All done: the build passes and 3 files changed."
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
@@ -75,7 +75,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
 
         # The user's own files were never touched: the CLI ran with a private config folder.
         runtime = Path(os.environ["CAO_HOME_DIR"])
-        assert not (claude_sandbox.home / ".claude.json").exists()
+        assert not (live_sandbox.home / ".claude.json").exists()
         assert any(runtime.rglob("claude-config/.claude.json"))
 
         await kernel.exit_terminal(term.id)
@@ -83,7 +83,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
 
 
 async def test_explicit_bypass_mode_as_root_without_sandbox_is_an_error_with_its_screen(
-        make_kernel, workdir, claude_sandbox, monkeypatch):
+        make_kernel, workdir, live_sandbox, monkeypatch):
     monkeypatch.delenv("IS_SANDBOX")
     async with _profile(make_kernel()) as kernel:
         await kernel.start()
@@ -106,7 +106,7 @@ async def test_explicit_bypass_mode_as_root_without_sandbox_is_an_error_with_its
 
 
 async def test_a_bad_permission_mode_is_reported_within_two_seconds_of_the_exit(make_kernel, workdir,
-                                                                                 claude_sandbox):
+                                                                                 live_sandbox):
     async with _profile(make_kernel(), name="planner", permission_mode="noSuchMode") as kernel:
         await kernel.start()
         started = time.monotonic()
@@ -120,7 +120,7 @@ async def test_a_bad_permission_mode_is_reported_within_two_seconds_of_the_exit(
 
 
 
-def test_startup_dialogs_are_accepted_by_their_keys(claude_sandbox, model_server, private_tmux, tmp_path):
+def test_startup_dialogs_are_accepted_by_their_keys(live_sandbox, model_server, private_tmux, tmp_path):
     """With none of the seeded answers, Claude Code shows its start-up dialogs one after the other; each
     matches exactly one of the provider's dialogs, and that dialog's keys accept it.
 
@@ -134,7 +134,7 @@ def test_startup_dialogs_are_accepted_by_their_keys(claude_sandbox, model_server
     from cao_tmux.backend import TmuxBackend
 
     provider = claude_code_provider()
-    workdir = claude_sandbox.home / "project"
+    workdir = live_sandbox.home / "project"
     workdir.mkdir()
     terminal = Terminal(id="0000d1a1", name="fresh-0001", session_name="cao-dialogs", provider=provider.name,
                         agent_profile="fresh")

@@ -66,7 +66,7 @@ def _kernel(make_kernel, **settings):
 
 
 async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
-        make_kernel, workdir, claude_sandbox, model_server):
+        make_kernel, workdir, live_sandbox, model_server):
     first, second = "First answer: three files changed.", "Second answer, on its own."
     model_server.script.add(think(1.0, first), reply(second))
     kernel, transitions = _kernel(make_kernel)
@@ -103,10 +103,10 @@ async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
         model_server.script.assert_done()
 
         # The hooks live in the runtime folder; the sandboxed user's own settings were never written.
-        assert not (claude_sandbox.home / ".claude" / "settings.json").exists()
+        assert not (live_sandbox.home / ".claude" / "settings.json").exists()
 
 
-async def test_screen_only_latency_for_comparison(make_kernel, workdir, claude_sandbox, model_server):
+async def test_screen_only_latency_for_comparison(make_kernel, workdir, live_sandbox, model_server):
     """The same turn with the channel off: completed comes from the screen, and no hooks are written."""
     answer = "First answer: three files changed."
     model_server.script.add(think(1.0, answer))

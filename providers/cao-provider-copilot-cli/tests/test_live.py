@@ -24,7 +24,7 @@ def _profile(kernel, name="developer", **fields):
     return kernel
 
 
-async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, copilot_sandbox,
+async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, live_sandbox,
                                                                          model_server):
     answer = "All done: the build passes and 3 files changed."
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
@@ -57,7 +57,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
         model_server.script.assert_done()
 
         # The user's Copilot folder got no agent, MCP or trust entry from cao.
-        copilot_home = copilot_sandbox.home / ".copilot"
+        copilot_home = live_sandbox.home / ".copilot"
         assert not (copilot_home / "agents").exists()
         assert not (copilot_home / "mcp-config.json").exists()
         assert "trustedFolders" not in (copilot_home / "config.json").read_text()
@@ -66,7 +66,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
         await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=15)
 
 
-async def test_a_tool_call_then_the_answer(make_kernel, workdir, copilot_sandbox, model_server):
+async def test_a_tool_call_then_the_answer(make_kernel, workdir, live_sandbox, model_server):
     model_server.script.add(
         call_tool("bash", {"command": "echo made > made.txt && cat made.txt", "description": "Make a file"}),
         respond(lambda conv: reply("The file says: " + conv.last_tool_result.output.split()[0])),
@@ -119,7 +119,7 @@ async def test_a_start_that_cannot_sign_in_is_an_error_within_two_seconds(make_k
     assert raised - seen[0] < 2.0, f"reported {raised - seen[0]:.2f} s after the screen showed it"
 
 
-async def test_a_cli_that_exits_at_start_up_is_reported_with_its_screen(make_kernel, workdir, copilot_sandbox,
+async def test_a_cli_that_exits_at_start_up_is_reported_with_its_screen(make_kernel, workdir, live_sandbox,
                                                                          monkeypatch, tmux_socket):
     # Offline mode without a model provider: Copilot prints why and exits.
     monkeypatch.delenv("COPILOT_PROVIDER_BASE_URL")
@@ -146,7 +146,7 @@ async def test_a_cli_that_exits_at_start_up_is_reported_with_its_screen(make_ker
     assert not seen or raised - seen[0] < 2.0
 
 
-async def test_restricted_agent_trusts_the_folder_and_keeps_its_rules(make_kernel, workdir, copilot_sandbox,
+async def test_restricted_agent_trusts_the_folder_and_keeps_its_rules(make_kernel, workdir, live_sandbox,
                                                                        model_server, tmux_socket):
     """A profile allowing file tools and git: the trust dialog is answered by the kernel; git runs without a
     prompt, any other shell command waits for a person."""

@@ -24,7 +24,7 @@ def _profile(kernel, name="developer", **fields):
     return kernel
 
 
-async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_kernel, workdir, kimi_sandbox,
+async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_kernel, workdir, live_sandbox,
                                                                            model_server):
     answer = "All done: the build passes and 3 files changed."
     second = "I listed the folder.\n\nNothing else needs doing."
@@ -60,7 +60,7 @@ async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_ke
         assert ran is not None and not ran.is_error
 
         # The user's own Kimi folder was never written: the CLI ran with a private share folder.
-        share = kimi_sandbox.home / ".kimi"
+        share = live_sandbox.home / ".kimi"
         assert sorted(p.name for p in share.iterdir()) == ["config.toml"]
         assert any(Path(os.environ["CAO_HOME_DIR"]).rglob("kimi-share/sessions"))
 
@@ -83,7 +83,7 @@ def _first_seen(tmux_socket: str, text: str, seen: dict[str, float], stop: threa
 
 
 async def test_a_refused_config_is_an_error_within_two_seconds_of_its_screen(make_kernel, workdir,
-                                                                               kimi_sandbox, tmux_socket):
+                                                                               live_sandbox, tmux_socket):
     broken = AgentProfile(name="broken", provider="kimi_cli", extra={"kimiConfig": {"default_model": "nope"}})
     seen: dict[str, float] = {}
     stop = threading.Event()
@@ -116,7 +116,7 @@ async def test_a_refused_config_is_an_error_within_two_seconds_of_its_screen(mak
 
 
 async def test_a_restricted_profile_offers_only_its_tools_and_a_refused_key_is_an_error(
-        make_kernel, workdir, kimi_sandbox, model_server):
+        make_kernel, workdir, live_sandbox, model_server):
     from cao_testkit.models import fail
 
     model_server.script.add(fail(401, "Invalid API key", kind="invalid_api_key"))
@@ -175,7 +175,7 @@ def test_the_deprecation_stub_release_is_refused_before_it_starts(tmp_path, monk
     assert "deprecation notice" in report.evidence
 
 
-def test_start_up_gates_are_passed_with_their_keys(kimi_sandbox, private_tmux, tmp_path):
+def test_start_up_gates_are_passed_with_their_keys(live_sandbox, private_tmux, tmp_path):
     """With the update check's caches in place, Kimi stops at its gates; each matches exactly one of the
     provider's dialogs, and that dialog's key gets past it to the prompt.
 
@@ -195,7 +195,7 @@ def test_start_up_gates_are_passed_with_their_keys(kimi_sandbox, private_tmux, t
             "migration": {"version": "2.0.0", "min_cli_version": "0.0.0"}}
     seeds = {"update gate": {"latest_version.txt": "9.9.9\n"},
              "migration gate": {"kimi_code_tips.json": json.dumps(tips)}}
-    workdir = kimi_sandbox.home / "project"
+    workdir = live_sandbox.home / "project"
     workdir.mkdir()
     backend = TmuxBackend(home_dir=tmp_path / "cao-home", socket_path=private_tmux.socket_path,
                           config_file=private_tmux.config_file)

@@ -5,6 +5,9 @@ Fixtures:
 - ``private_tmux``: a private tmux server for the test (:mod:`cao_testkit.tmux`); ``CAO_TMUX_SOCKET`` and
   ``CAO_TMUX_CONFIG`` point at it.
 - ``tmux_socket``: just such a server's socket path, for tests that hand it to a kernel.
+- ``make_kernel``, ``kernel_provider``, ``workdir``: kernels running real agents on that server, the
+  provider they run (override it in a package's ``conftest.py``), a folder to work in
+  (:mod:`cao_testkit.kernels`).
 
 The rest is imported where it is used:
 
@@ -24,6 +27,7 @@ a part lists them in its ``test`` extra next to ``cao-testkit``.
 
 from __future__ import annotations
 
+from .kernels import kernel_provider, make_kernel, workdir
 from .tmux import private_tmux, tmux_socket
 
-__all__ = ["private_tmux", "tmux_socket"]
+__all__ = ["kernel_provider", "make_kernel", "private_tmux", "tmux_socket", "workdir"]

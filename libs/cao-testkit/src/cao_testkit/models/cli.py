@@ -49,6 +49,7 @@ __all__ = [
     "find_python",
     "install_npm_cli",
     "install_pypi_cli",
+    "live_version",
     "make_sandbox",
     "stand_in",
 ]
@@ -81,6 +82,12 @@ class InstalledCli:
     def bin_dir(self) -> Path:
         """The folder holding the program (prepend it to PATH to run it by name)."""
         return self.binary.parent
+
+
+def live_version(version_env: str, tested_versions: Sequence[str]) -> str:
+    """The release of a CLI its live tests run: the one ``version_env`` names (a release to try), else
+    the newest tested one."""
+    return os.environ.get(version_env) or tested_versions[-1]
 
 
 def cache_root() -> Path:

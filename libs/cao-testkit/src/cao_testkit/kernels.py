@@ -1,0 +1,81 @@
+"""Kernels that run real agents on a test's private tmux server, and the folder they work in.
+
+Fixtures of the ``cao_testkit`` plugin:
+
+- ``make_kernel(*plugins, **settings)``: a kernel, not started, on the test's private tmux server (the
+  ``tmux_socket`` fixture) and home (``cao_home``), loading only ``plugins``: by default tmux, the
+  ``kernel_provider`` and the SQLite inbox. That provider is the kernel's default one.
+- ``kernel_provider``: the provider those kernels run, ``mock_cli`` unless a folder's ``conftest.py``
+  overrides the fixture (a provider package names itself).
+- ``workdir``: a fresh ``project`` folder for the agents of one test to work in.
+
+:func:`build_kernel` builds the same kernel where a test has no fixture to ask (a server fixture of its
+own); :class:`LiveKernels` is the world of one live test (a scripted model server, kernels running the
+provider) that a provider's live fixture yields, subclassed with the provider's profiles.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+__all__ = ["LiveKernels", "build_kernel", "kernel_provider", "make_kernel", "workdir"]
+
+
+def build_kernel(home: Path | str, tmux_socket: str, *plugins: str, provider: str = "mock_cli",
+                 **settings: str) -> Any:
+    """A kernel on the tmux server at ``tmux_socket``, loading only ``plugins`` (default: tmux,
+    ``provider`` and the SQLite inbox), with ``provider`` as its default provider and ``settings`` on top."""
+    from cao_kernel.kernel import Kernel
+    from cao_kernel.plugins import LoadPolicy
+
+    return Kernel(
+        policy=LoadPolicy(only=plugins or ("tmux", provider, "inbox_sqlite")),
+        home=home,
+        settings={"CAO_TMUX_SOCKET": tmux_socket, "CAO_DEFAULT_PROVIDER": provider, **settings},
+    )
+
+
+class LiveKernels:
+    """One live test's world: the scripted model server (``script`` takes the turns), the sandbox the CLI
+    runs in, and kernels that run ``provider`` on the test's private tmux server. A subclass names the
+    ``provider``, and ``plugins`` when the kernels load others than :func:`build_kernel`'s default."""
+
+    provider: ClassVar[str]
+    plugins: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, server: Any, tmux_socket: str, cao_home: Path, sandbox: Any = None) -> None:
+        self.server = server
+        self.script = server.script
+        self.tmux_socket = tmux_socket
+        self.cao_home = cao_home
+        self.sandbox = sandbox
+
+    def kernel(self, *plugins: str, **settings: str) -> Any:
+        """A kernel (not started) loading ``plugins`` (default: the class's), with ``settings`` on top."""
+        plugins = plugins or self.plugins
+        return build_kernel(self.cao_home, self.tmux_socket, *plugins, provider=self.provider, **settings)
+
+
+@pytest.fixture
+def kernel_provider() -> str:
+    """The provider ``make_kernel``'s kernels run; a provider package's ``conftest.py`` names its own."""
+    return "mock_cli"
+
+
+@pytest.fixture
+def make_kernel(tmux_socket: str, cao_home: Path, kernel_provider: str) -> Callable[..., Any]:
+    """``make_kernel(*plugins, **settings)``: see :func:`build_kernel`."""
+    return functools.partial(build_kernel, cao_home, tmux_socket, provider=kernel_provider)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> str:
+    """A fresh, empty ``project`` folder for the test's agents to work in."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return str(folder)
