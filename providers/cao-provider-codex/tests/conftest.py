@@ -79,9 +79,17 @@ def live_codex(codex_cli: Any, tmux_socket: str, cao_home: Path, tmp_path: Path,
 @pytest.fixture
 def fake_codex(tmp_path, monkeypatch) -> Path:
     """A stand-in ``codex`` program named by the override variable: these tests never run it."""
-    program = tmp_path / "bin" / "codex"
-    program.parent.mkdir()
-    program.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
-    program.chmod(0o755)
+    from cao_testkit.launching import noop_program
+
+    program = noop_program(tmp_path / "bin" / "codex")
     monkeypatch.setenv("CAO_CODEX_BIN", str(program))
     return program
+
+
+@pytest.fixture
+def user_home(tmp_path, monkeypatch) -> Path:
+    """The user's own Codex home (empty unless a test writes into it); never the real one."""
+    home = tmp_path / "user-codex"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    return home
