@@ -6,7 +6,6 @@ pin the rules that decide between close readings, and the properties the parsers
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -17,14 +16,15 @@ from hypothesis import strategies as st
 from cao_hookspecs import TerminalStatus
 from cao_provider_gemini_cli.provider import TESTED_VERSIONS
 from cao_provider_gemini_cli.screen import detect_status, extract_last_message, parse_screen
+from cao_testkit.recorded_screens import manifest, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
 VERSION = TESTED_VERSIONS[-1]
-MANIFEST = json.loads((SCREENS / VERSION / "manifest.json").read_text(encoding="utf-8"))
+MANIFEST = manifest(SCREENS, VERSION)
 
 
 def screen(name: str) -> str:
-    return (SCREENS / VERSION / f"{name}.txt").read_text(encoding="utf-8")
+    return screen_text(SCREENS, VERSION, name)
 
 
 def rows(text: str) -> list[str]:
