@@ -13,6 +13,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, LaunchContext, Terminal, TerminalStatus
 from cao_kernel.errors import AgentFailed
+from cao_testkit.live_terminal import run_turn, start_idle
 from cao_testkit.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(120)]
@@ -30,18 +31,9 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
     user_config = live_sandbox.config_file.read_text(encoding="utf-8")
     async with _profile(make_kernel()) as kernel:
-        started = time.monotonic()
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="developer", working_directory=workdir))
-        ready_after = time.monotonic() - started
-        assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
-        assert ready_after < 60
-
+        term = await start_idle(kernel, workdir, within=60)
         # Typed as soon as the terminal is ready: the inline interface takes it at once.
-        await kernel.send_input(term.id, "Run the build and report.")
-        processing = await kernel.wait_for_status(term.id, {TerminalStatus.PROCESSING}, timeout=10)
-        assert processing.status == TerminalStatus.PROCESSING
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=60)
+        report = await run_turn(kernel, term.id, "Run the build and report.", busy_within=10, timeout=60)
         assert "Run the build and report." in report.evidence
         assert await kernel.get_output(term.id, "last") == answer
 

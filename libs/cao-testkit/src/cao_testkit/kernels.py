@@ -2,9 +2,10 @@
 
 Fixtures of the ``cao_testkit`` plugin:
 
-- ``make_kernel(*plugins, **settings)``: a kernel, not started, on the test's private tmux server (the
-  ``tmux_socket`` fixture) and home (``cao_home``), loading only ``plugins``: by default tmux, the
-  ``kernel_provider`` and the SQLite inbox. That provider is the kernel's default one.
+- ``make_kernel(*plugins, agents=(), **settings)``: a kernel, not started, on the test's private tmux
+  server (the ``tmux_socket`` fixture) and home (``cao_home``), loading only ``plugins``: by default tmux,
+  the ``kernel_provider`` and the SQLite inbox. That provider is the kernel's default one, and ``agents``
+  name profiles of it the kernel has.
 - ``kernel_provider``: the provider those kernels run, ``mock_cli`` unless a folder's ``conftest.py``
   overrides the fixture (a provider package names itself).
 - ``workdir``: a fresh ``project`` folder for the agents of one test to work in.
@@ -17,33 +18,42 @@ provider) that a provider's live fixture yields, subclassed with the provider's 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
+
+if TYPE_CHECKING:
+    from cao_hookspecs import AgentProfile, Terminal
 
 __all__ = ["LiveKernels", "build_kernel", "kernel_provider", "make_kernel", "workdir"]
 
 
 def build_kernel(home: Path | str, tmux_socket: str, *plugins: str, provider: str = "mock_cli",
-                 **settings: str) -> Any:
+                 agents: Iterable[str] = (), **settings: str) -> Any:
     """A kernel on the tmux server at ``tmux_socket``, loading only ``plugins`` (default: tmux,
-    ``provider`` and the SQLite inbox), with ``provider`` as its default provider and ``settings`` on top."""
+    ``provider`` and the SQLite inbox), with ``provider`` as its default provider and ``settings`` on top;
+    ``agents`` name profiles of that provider it gets (no instructions of their own)."""
+    from cao_hookspecs import AgentProfile
     from cao_kernel.kernel import Kernel
     from cao_kernel.plugins import LoadPolicy
 
-    return Kernel(
+    kernel = Kernel(
         policy=LoadPolicy(only=plugins or ("tmux", provider, "inbox_sqlite")),
         home=home,
         settings={"CAO_TMUX_SOCKET": tmux_socket, "CAO_DEFAULT_PROVIDER": provider, **settings},
     )
+    for name in agents:
+        kernel.add_profile(AgentProfile(name=name, provider=provider))
+    return kernel
 
 
 class LiveKernels:
     """One live test's world: the scripted model server (``script`` takes the turns), the sandbox the CLI
     runs in, and kernels that run ``provider`` on the test's private tmux server. A subclass names the
-    ``provider``, and ``plugins`` when the kernels load others than :func:`build_kernel`'s default."""
+    ``provider``, and ``plugins`` when the kernels load others than :func:`build_kernel`'s default, and
+    says what its :meth:`profile` holds."""
 
     provider: ClassVar[str]
     plugins: ClassVar[tuple[str, ...]] = ()
@@ -60,6 +70,19 @@ class LiveKernels:
         plugins = plugins or self.plugins
         return build_kernel(self.cao_home, self.tmux_socket, *plugins, provider=self.provider, **settings)
 
+    def profile(self, name: str = "coder", **fields: Any) -> AgentProfile:
+        """A profile of the provider, with ``fields`` (the subclass's defaults under them)."""
+        raise NotImplementedError(f"{type(self).__name__} says what its profiles hold")
+
+    async def start_session(self, kernel: Any, workdir: str, **fields: Any) -> Terminal:
+        """A session of ``profile(**fields)`` on ``kernel``, which gets that profile first."""
+        from cao_hookspecs import CreateTerminalRequest
+
+        profile = self.profile(**fields)
+        kernel.add_profile(profile)
+        return await kernel.create_session(CreateTerminalRequest(agent_profile=profile.name,
+                                                                 working_directory=workdir))
+
 
 @pytest.fixture
 def kernel_provider() -> str:
@@ -69,7 +92,7 @@ def kernel_provider() -> str:
 
 @pytest.fixture
 def make_kernel(tmux_socket: str, cao_home: Path, kernel_provider: str) -> Callable[..., Any]:
-    """``make_kernel(*plugins, **settings)``: see :func:`build_kernel`."""
+    """``make_kernel(*plugins, agents=(), **settings)``: see :func:`build_kernel`."""
     return functools.partial(build_kernel, cao_home, tmux_socket, provider=kernel_provider)
 
 
