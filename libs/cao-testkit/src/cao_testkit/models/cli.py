@@ -126,6 +126,14 @@ def _check(binary: Path, version: str, timeout: float = 60.0) -> str:
     return output
 
 
+def _put_in_place(built: Path, folder: Path) -> None:
+    """Make the finished install ``built`` the cached one at ``folder`` (replacing a broken one) in one
+    rename, so that no other process ever sees it half done."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    os.rename(built, folder)
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     import fcntl
@@ -199,9 +207,7 @@ def _npm_install(package: str, version: str, root: Path, folder: Path, timeout: 
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
             raise LiveCliUnavailable(f"npm install {package}@{version} failed (exit {done.returncode}); "
                                      f"is the npm registry reachable?\n{tail}")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.rename(staging, folder)
+        _put_in_place(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -364,9 +370,7 @@ def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: st
                 raise LiveCliUnavailable(f"uv {what} {package}=={version} failed (exit {done.returncode}); "
                                          f"is PyPI reachable, and does the package support the Python "
                                          f"at {interpreter}?\n{tail}")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.rename(venv, folder)
+        _put_in_place(venv, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
