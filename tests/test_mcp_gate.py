@@ -102,6 +102,16 @@ async def _creating_until_idle(kernel: Any, workdir: str, profile: str, session:
     return creating, await eventually(idle, 10, "the agent never became idle", interval=0.05)
 
 
+async def _sender_and_gated_worker(kernel: Any, workdir: str, session: str) -> tuple[Any, Any]:
+    """A plain agent's session, and in it a worker with cao's MCP server, not waited for: the gate holds
+    messages to it until its server reports in."""
+    sender = await kernel.create_session(CreateTerminalRequest(
+        agent_profile="plain", session_name=session, working_directory=workdir))
+    worker = await kernel.create_terminal(CreateTerminalRequest(
+        session_name=session, agent_profile="tooled", working_directory=workdir), wait_ready=False)
+    return sender, worker
+
+
 class StatusLog:
     """Records every status each terminal went through."""
 
@@ -152,10 +162,7 @@ async def test_creation_waits_for_the_gate(gated: Any, workdir: str) -> None:
 
 async def test_messages_for_a_terminal_whose_mcp_never_connects_are_refused(gated: Any, workdir: str) -> None:
     async with gated(timeout="1") as kernel:
-        sender = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="plain", session_name="g2", working_directory=workdir))
-        created = await kernel.create_terminal(CreateTerminalRequest(
-            session_name="g2", agent_profile="tooled", working_directory=workdir), wait_ready=False)
+        sender, created = await _sender_and_gated_worker(kernel, workdir, "g2")
         worker = created.id
         waiting = await kernel.send_message(sender.id, worker, "the first words")
         dead = await _state(kernel, worker, waiting.id)
@@ -179,10 +186,7 @@ async def test_messages_for_a_terminal_whose_mcp_never_connects_are_refused(gate
 
 async def test_a_message_queued_before_the_mcp_connects_is_delivered_after(gated: Any, workdir: str) -> None:
     async with gated(timeout="30") as kernel:
-        sender = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="plain", session_name="g3", working_directory=workdir))
-        worker = await kernel.create_terminal(CreateTerminalRequest(
-            session_name="g3", agent_profile="tooled", working_directory=workdir), wait_ready=False)
+        sender, worker = await _sender_and_gated_worker(kernel, workdir, "g3")
         queued = await kernel.send_message(sender.id, worker.id, "wait for your tools")
         deadline = time.monotonic() + 10
         while (await kernel.get_status(worker.id)).status != TerminalStatus.IDLE:
