@@ -16,12 +16,7 @@ from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: 
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 
 PACKAGE = "@anthropic-ai/claude-code"
-VERSION_ENV = "CAO_LIVE_CLAUDE_CODE_VERSION"
 
-
-@pytest.fixture
-def kernel_provider() -> str:
-    return "claude_code"
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +24,7 @@ def claude_cli():
     """The real Claude Code (installed into the per-machine cache on first use)."""
     from cao_testkit.models.cli import install_npm_cli, live_version
 
-    return install_npm_cli(PACKAGE, live_version(VERSION_ENV, TESTED_VERSIONS), "claude")
+    return install_npm_cli(PACKAGE, live_version("claude_code", TESTED_VERSIONS), "claude")
 
 
 def claude_env(server, cli) -> dict[str, str]:

@@ -21,7 +21,6 @@ from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: 
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 
 PACKAGE = "@github/copilot"
-VERSION_ENV = "CAO_LIVE_COPILOT_CLI_VERSION"
 #: A model Copilot knows (so it applies that model's settings); the scripted server answers for any name.
 MODEL = "claude-sonnet-4"
 #: Variables that would point Copilot at the user's GitHub account, config folder or permissions.
@@ -32,10 +31,6 @@ ACCOUNT_VARS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST", "
 PROVIDER_VARS = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_API_KEY",
                  "COPILOT_OFFLINE", "COPILOT_MODEL")
 
-
-@pytest.fixture
-def kernel_provider() -> str:
-    return "copilot_cli"
 
 
 def pkg_cache() -> Path:
@@ -53,7 +48,7 @@ def copilot_cli():
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("COPILOT_PKG_CACHE_HOME", str(pkg_cache()))
-        return install_npm_cli(PACKAGE, live_version(VERSION_ENV, TESTED_VERSIONS), "copilot")
+        return install_npm_cli(PACKAGE, live_version("copilot_cli", TESTED_VERSIONS), "copilot")
 
 
 def copilot_env(server, cli) -> dict[str, str]:

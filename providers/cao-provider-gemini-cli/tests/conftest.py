@@ -21,14 +21,9 @@ from cao_testkit.kernels import LiveKernels
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 
 PACKAGE = "@google/gemini-cli"
-VERSION_ENV = "CAO_LIVE_GEMINI_CLI_VERSION"
 #: A model name Gemini CLI knows, so it neither routes nor falls back to another model.
 MODEL = "gemini-2.5-pro"
 
-
-@pytest.fixture
-def kernel_provider() -> str:
-    return "gemini_cli"
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +31,7 @@ def gemini_cli() -> Any:
     """The real Gemini CLI of the tested version (installed from npm on first use; fails if it cannot be)."""
     from cao_testkit.models.cli import install_npm_cli, live_version
 
-    return install_npm_cli(PACKAGE, live_version(VERSION_ENV, TESTED_VERSIONS), "gemini")
+    return install_npm_cli(PACKAGE, live_version("gemini_cli", TESTED_VERSIONS), "gemini")
 
 
 class LiveGemini(LiveKernels):

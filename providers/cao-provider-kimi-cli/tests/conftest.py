@@ -19,7 +19,6 @@ from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 from cao_testkit.live_fixtures import openai_server as model_server  # noqa: F401 (fixture)
 
 PACKAGE = "kimi-cli"
-VERSION_ENV = "CAO_LIVE_KIMI_CLI_VERSION"
 #: kimi-cli needs Python 3.12 or newer; the kit looks for one on the machine and never downloads one.
 PYTHON = ">=3.12"
 #: Dependencies resolved as PyPI had them the day after each tested release: kimi-cli pins few of its
@@ -28,10 +27,6 @@ EXCLUDE_NEWER = {"1.51.0": "2026-09-22"}
 #: The model the scripted server serves.
 MODEL = "scripted"
 
-
-@pytest.fixture
-def kernel_provider() -> str:
-    return "kimi_cli"
 
 
 def user_config(base_url: str, api_key: str = "sk-scripted-key") -> str:
@@ -55,7 +50,7 @@ def kimi_cli():
     """The real Kimi CLI (installed into the per-machine cache on first use; fails if it cannot be)."""
     from cao_testkit.models.cli import LiveCliUnavailable, find_python, install_pypi_cli, live_version
 
-    version = live_version(VERSION_ENV, TESTED_VERSIONS)
+    version = live_version("kimi_cli", TESTED_VERSIONS)
     try:
         find_python(PYTHON)
     except LiveCliUnavailable as exc:

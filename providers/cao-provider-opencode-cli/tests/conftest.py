@@ -22,13 +22,8 @@ from cao_provider_opencode_cli.provider import PACKAGE, TESTED_VERSIONS
 from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: F401 (fixture)
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 
-VERSION_ENV = "CAO_LIVE_OPENCODE_CLI_VERSION"
 MODEL = "anthropic/claude-sonnet-4-5"
 
-
-@pytest.fixture
-def kernel_provider() -> str:
-    return "opencode_cli"
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +31,7 @@ def opencode_cli():
     """The real OpenCode (installed into the per-machine cache on first use)."""
     from cao_testkit.models.cli import install_npm_cli, live_version
 
-    return install_npm_cli(PACKAGE, live_version(VERSION_ENV, TESTED_VERSIONS), "opencode")
+    return install_npm_cli(PACKAGE, live_version("opencode_cli", TESTED_VERSIONS), "opencode")
 
 
 def user_config(server: Any, **extra: Any) -> dict[str, Any]:

@@ -6,8 +6,9 @@ Fixtures of the ``cao_testkit`` plugin:
   server (the ``tmux_socket`` fixture) and home (``cao_home``), loading only ``plugins``: by default tmux,
   the ``kernel_provider`` and the SQLite inbox. That provider is the kernel's default one, and ``agents``
   name profiles of it the kernel has.
-- ``kernel_provider``: the provider those kernels run, ``mock_cli`` unless a folder's ``conftest.py``
-  overrides the fixture (a provider package names itself).
+- ``kernel_provider``: the provider those kernels run: a provider package's own (the entry point its
+  ``pyproject.toml`` declares) in its tests, ``mock_cli`` elsewhere, unless a ``conftest.py`` overrides
+  the fixture.
 - ``workdir``: a fresh ``project`` folder for the agents of one test to work in.
 
 :func:`build_kernel` builds the same kernel where a test has no fixture to ask (a server fixture of its
@@ -18,6 +19,7 @@ provider) that a provider's live fixture yields, subclassed with the provider's 
 from __future__ import annotations
 
 import functools
+import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -85,9 +87,26 @@ class LiveKernels:
 
 
 @pytest.fixture
-def kernel_provider() -> str:
-    """The provider ``make_kernel``'s kernels run; a provider package's ``conftest.py`` names its own."""
-    return "mock_cli"
+def kernel_provider(request: pytest.FixtureRequest) -> str:
+    """The provider ``make_kernel``'s kernels run: in a provider package's tests the one the package
+    registers (its entry point in group ``cao``), elsewhere ``mock_cli``; a ``conftest.py`` may name
+    another."""
+    return _package_provider(Path(request.path).parent) or "mock_cli"
+
+
+@functools.cache
+def _package_provider(folder: Path) -> str | None:
+    """The provider that the package holding ``folder`` registers, None when it is no provider package
+    (named ``cao-provider-*``, with one entry point in group ``cao``)."""
+    for parent in (folder, *folder.parents):
+        pyproject = parent / "pyproject.toml"
+        if pyproject.is_file():
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+            registered = project.get("entry-points", {}).get("cao", {})
+            if str(project.get("name", "")).startswith("cao-provider-") and len(registered) == 1:
+                return next(iter(registered))
+            return None
+    return None
 
 
 @pytest.fixture

@@ -84,10 +84,10 @@ class InstalledCli:
         return self.binary.parent
 
 
-def live_version(version_env: str, tested_versions: Sequence[str]) -> str:
-    """The release of a CLI its live tests run: the one ``version_env`` names (a release to try), else
-    the newest tested one."""
-    return os.environ.get(version_env) or tested_versions[-1]
+def live_version(provider: str, tested_versions: Sequence[str]) -> str:
+    """The release of a provider's CLI its live tests run: the one ``CAO_LIVE_<PROVIDER>_VERSION`` names
+    (a release to try; ``CAO_LIVE_CLAUDE_CODE_VERSION`` for ``claude_code``), else the newest tested one."""
+    return os.environ.get(f"CAO_LIVE_{provider.upper()}_VERSION") or tested_versions[-1]
 
 
 def cache_root() -> Path:
