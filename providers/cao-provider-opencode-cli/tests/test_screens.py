@@ -7,6 +7,7 @@ shape between a tool's output and the ``▣`` row, the scrollback above a screen
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,8 @@ from cao_testkit.recorded_screens import manifest, screen_text
 SCREENS = Path(__file__).parent / "screens"
 VERSION = TESTED_VERSIONS[-1]
 MANIFEST = manifest(SCREENS, VERSION)
-
-
-def screen(name: str) -> str:
-    return screen_text(SCREENS, VERSION, name)
+#: ``screen(name)``: the text of the newest tested version's screen ``name``.
+screen = partial(screen_text, SCREENS, VERSION)
 
 
 @pytest.mark.parametrize(("name", "evidence"), [

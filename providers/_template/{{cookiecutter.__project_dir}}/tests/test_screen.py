@@ -3,6 +3,7 @@ of this CLI's layout (text typed over a finished turn, rows scrolled off the top
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,8 @@ from cao_testkit.recorded_screens import manifest, screen_text
 SCREENS = Path(__file__).parent / "screens"
 VERSION = TESTED_VERSIONS[-1]
 MANIFEST = manifest(SCREENS, VERSION)
-
-
-def screen(name: str) -> str:
-    return screen_text(SCREENS, VERSION, name)
+#: ``screen(name)``: the text of the newest tested version's screen ``name``.
+screen = partial(screen_text, SCREENS, VERSION)
 
 
 def names_with(status: str) -> list[str]:
