@@ -135,104 +135,42 @@ class Broken(MockBase):
     entry_point = "kit_fixture"
 '''
 
-CASES = '''
-
-class TestMock(MockBase):
-    entry_point = "mock_cli"
-    provider_name = "mock_cli"
-    hypothesis_examples = 40
+#: Settings of a class running the mock's own provider.
+MOCK = {"entry_point": '"mock_cli"', "provider_name": '"mock_cli"'}
 
 
-class TestMisread(Broken):
-    provider_name = "misread"
+def _broken(provider: str, **more: str) -> dict[str, str]:
+    """Settings of a class running the fixture plugin's provider named ``provider``."""
+    return {"provider_name": f'"{provider}"', **more}
 
 
-class TestRaises(Broken):
-    provider_name = "raises"
-
-
-class TestNoEvidence(Broken):
-    provider_name = "no_evidence"
-
-
-class TestShouting(Broken):
-    provider_name = "shouting"
-
-
-class TestKeyError(Broken):
-    provider_name = "key_error"
-
-
-class TestBlind(Broken):
-    provider_name = "blind"
-
-
-class TestNeedsBanner(Broken):
-    provider_name = "needs_banner"
-    hypothesis_examples = 40
-
-
-class TestBadSpec(Broken):
-    provider_name = "Bad Name!"
-
-
-class TestInventedDialog(Broken):
-    provider_name = "invented_dialog"
-
-
-class TestGreedyDialog(Broken):
-    provider_name = "greedy_dialog"
-
-
-class TestDeafDialog(Broken):
-    provider_name = "deaf_dialog"
-    screens_dir = DIALOG
-
-
-class TestDamagedManifest(MockBase):
-    entry_point = "mock_cli"
-    provider_name = "mock_cli"
-    screens_dir = DAMAGED
-
-
-class TestExtraVersion(MockBase):
-    entry_point = "mock_cli"
-    provider_name = "mock_cli"
-    screens_dir = EXTRA
-
-
-class TestMissingVersion(Broken):
-    provider_name = "old_versions"
-
-
-class TestExtractionOutsideCompleted(MockBase):
-    entry_point = "mock_cli"
-    provider_name = "mock_cli"
-    check_extraction_outside_completed = True
-
-
-class TestNoBusyLines(MockBase):
-    entry_point = "mock_cli"
-    provider_name = "mock_cli"
-    busy_lines = ()
-
-
-class TestInventedBusyLine(MockBase):
-    entry_point = "mock_cli"
-    provider_name = "mock_cli"
-    busy_lines = ("\\u276f a turn nobody recorded",)
-
-
-class TestDefaultInsertion(MockBase):
-    entry_point = "mock_cli"
-    provider_name = "mock_cli"
-    insert_busy_line = ProviderConformance.insert_busy_line
-
-
-class TestUnknownEntryPoint(MockBase):
-    entry_point = "no_such_plugin"
-    provider_name = "mock_cli"
-'''
+#: The generated module's test classes, in order: name, base class, and the class's settings as source.
+CASE_CLASSES: dict[str, tuple[str, dict[str, str]]] = {
+    "TestMock": ("MockBase", {**MOCK, "hypothesis_examples": "40"}),
+    "TestMisread": ("Broken", _broken("misread")),
+    "TestRaises": ("Broken", _broken("raises")),
+    "TestNoEvidence": ("Broken", _broken("no_evidence")),
+    "TestShouting": ("Broken", _broken("shouting")),
+    "TestKeyError": ("Broken", _broken("key_error")),
+    "TestBlind": ("Broken", _broken("blind")),
+    "TestNeedsBanner": ("Broken", _broken("needs_banner", hypothesis_examples="40")),
+    "TestBadSpec": ("Broken", _broken("Bad Name!")),
+    "TestInventedDialog": ("Broken", _broken("invented_dialog")),
+    "TestGreedyDialog": ("Broken", _broken("greedy_dialog")),
+    "TestDeafDialog": ("Broken", _broken("deaf_dialog", screens_dir="DIALOG")),
+    "TestDamagedManifest": ("MockBase", {**MOCK, "screens_dir": "DAMAGED"}),
+    "TestExtraVersion": ("MockBase", {**MOCK, "screens_dir": "EXTRA"}),
+    "TestMissingVersion": ("Broken", _broken("old_versions")),
+    "TestExtractionOutsideCompleted": ("MockBase",
+                                       {**MOCK, "check_extraction_outside_completed": "True"}),
+    "TestNoBusyLines": ("MockBase", {**MOCK, "busy_lines": "()"}),
+    "TestInventedBusyLine": ("MockBase", {**MOCK, "busy_lines": '("\\u276f a turn nobody recorded",)'}),
+    "TestDefaultInsertion": ("MockBase",
+                             {**MOCK, "insert_busy_line": "ProviderConformance.insert_busy_line"}),
+    "TestUnknownEntryPoint": ("MockBase", {**MOCK, "entry_point": '"no_such_plugin"'}),
+}
+CASES = "".join(f"\n\nclass {name}({base}):\n" + "".join(f"    {k} = {v}\n" for k, v in lines.items())
+                for name, (base, lines) in CASE_CLASSES.items())
 
 
 def _fixture_distribution(folder: Path) -> Path:
@@ -307,7 +245,7 @@ def _with_extra_version(target: Path) -> Path:
     return root
 
 
-CLASSES = re.findall(r"^class (Test\w+)\(", CASES, re.MULTILINE)
+CLASSES = list(CASE_CLASSES)
 _RESULTS: dict[str, dict[str, tuple[str, str]]] = {}
 
 

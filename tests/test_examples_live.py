@@ -11,7 +11,6 @@ answer read from the worker's screen, the results typed into the supervisor's te
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -25,6 +24,7 @@ import pytest
 from cao_kernel.orchestration import assign_suffix
 from cao_testkit.live import CALLBACK_RE, answers_by, callback_target, offered_tools, tool_payload
 from cao_testkit.models import Conversation, call_tool, reply
+from cao_testkit.modules import load_file
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -32,30 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNNER = ROOT / "examples" / "run_example.py"
 RUN_TIMEOUT = 90
 
-REPORT = """\
-DATA ANALYSIS REPORT
-Datasets: A, B, C
-
-Dataset A: [1, 2, 3, 4, 5]
-  n: 5
-  mean: 3
-  median: 3
-  population standard deviation: 1.414
-  sample standard deviation: 1.581
-Dataset B: [10, 20, 30, 40, 50, 60]
-  n: 6
-  mean: 35
-  median: 35
-  population standard deviation: 17.078
-  sample standard deviation: 18.708
-Dataset C: [2, 4, 4, 4, 5, 5, 7, 9]
-  n: 8
-  mean: 5
-  median: 4.5
-  population standard deviation: 2
-  sample standard deviation: 2.138
-
-Population standard deviation divides by n; sample standard deviation divides by n - 1."""
+#: The report the assign example ends with, the same as its offline run's.
+REPORT = (ROOT / "tests/fixtures/examples/assign_report.txt").read_text(encoding="utf-8").rstrip("\n")
 
 #: The report as each CLI shows it, which is where cao reads answers from (a handoff's and the final one).
 #: Codex renders answers as Markdown, and a paragraph line's leading spaces do not survive that.
@@ -77,17 +55,8 @@ STILL_CONNECTING: list[str] = []
 CAO_TOOLS = ("assign", "handoff", "send_message", "delete_terminal")
 
 
-def _example_steps() -> Any:
-    """The assign example's own statistics and template functions (what its mock agents compute)."""
-    path = ROOT / "examples" / "assign" / "behaviours.py"
-    spec = importlib.util.spec_from_file_location("assign_example_behaviours", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-STEPS = _example_steps()
+#: The assign example's own statistics and template functions (what its mock agents compute).
+STEPS = load_file(ROOT / "examples" / "assign" / "behaviours.py", "assign_example_behaviours")
 
 
 # -- the models: what each profile asks of a real model, decided from the conversation ------------------

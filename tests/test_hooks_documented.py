@@ -7,7 +7,6 @@ generator's ``inspect`` code, so a bug in either side shows up as a disagreement
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import re
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 
 from cao_hookspecs import ALL_SPEC_MODULES
 from cao_kernel.plugins import create_plugin_manager
+from cao_testkit.modules import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "hooks.md"
@@ -40,14 +40,8 @@ def _spec_function(name: str):
     return caller.spec.function
 
 
-@cache
 def _generator() -> ModuleType:
-    # scripts/ is not a package; load the file under a private name without touching sys.path.
-    spec = importlib.util.spec_from_file_location("_cao_gen_hooks_doc", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(GENERATOR, "_cao_gen_hooks_doc")
 
 
 @cache

@@ -26,6 +26,7 @@ from cao_hookspecs import (
 )
 from cao_kernel.errors import InvalidInput, NotFound
 from cao_kernel.readiness import McpNotConnected
+from cao_testkit.waiting import eventually
 
 pytestmark = pytest.mark.tmux
 
@@ -88,6 +89,29 @@ async def _state(kernel: Any, receiver: str, message_id: int, timeout: float = 1
         await asyncio.sleep(0.02)
 
 
+async def _creating_until_idle(kernel: Any, workdir: str, profile: str, session: str) -> tuple[Any, Any]:
+    """Start creating a session of ``profile`` and wait (10 s at most) until its agent reads as idle, so
+    that from then on only the gate holds the creation back: the pending creation, and the terminal."""
+    creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
+        agent_profile=profile, session_name=session, working_directory=workdir)))
+
+    async def idle() -> Any:
+        listed = await kernel.list_terminals(session)
+        return listed[0] if listed and listed[0].status == TerminalStatus.IDLE else None
+
+    return creating, await eventually(idle, 10, "the agent never became idle", interval=0.05)
+
+
+async def _sender_and_gated_worker(kernel: Any, workdir: str, session: str) -> tuple[Any, Any]:
+    """A plain agent's session, and in it a worker with cao's MCP server, not waited for: the gate holds
+    messages to it until its server reports in."""
+    sender = await kernel.create_session(CreateTerminalRequest(
+        agent_profile="plain", session_name=session, working_directory=workdir))
+    worker = await kernel.create_terminal(CreateTerminalRequest(
+        session_name=session, agent_profile="tooled", working_directory=workdir), wait_ready=False)
+    return sender, worker
+
+
 class StatusLog:
     """Records every status each terminal went through."""
 
@@ -128,25 +152,17 @@ async def test_a_handoff_to_a_worker_whose_mcp_never_connects_types_nothing(
 async def test_creation_waits_for_the_gate(gated: Any, workdir: str) -> None:
     """``wait_ready`` means able to act: ``cao launch`` types its task once creation returns."""
     async with gated(timeout="30") as kernel:
-        creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
-            agent_profile="tooled", session_name="g0", working_directory=workdir)))
-        deadline = time.monotonic() + 10
-        while not (listed := await kernel.list_terminals("g0")) or listed[0].status != TerminalStatus.IDLE:
-            assert time.monotonic() < deadline, "the agent never became idle"
-            await asyncio.sleep(0.05)
+        creating, idle = await _creating_until_idle(kernel, workdir, "tooled", "g0")
         await asyncio.sleep(0.5)
         assert not creating.done(), "creation answered before the MCP server reported in"
-        await kernel.mcp_connected(listed[0].id)
+        await kernel.mcp_connected(idle.id)
         terminal = await asyncio.wait_for(creating, 5)
-        assert terminal.id == listed[0].id
+        assert terminal.id == idle.id
 
 
 async def test_messages_for_a_terminal_whose_mcp_never_connects_are_refused(gated: Any, workdir: str) -> None:
     async with gated(timeout="1") as kernel:
-        sender = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="plain", session_name="g2", working_directory=workdir))
-        created = await kernel.create_terminal(CreateTerminalRequest(
-            session_name="g2", agent_profile="tooled", working_directory=workdir), wait_ready=False)
+        sender, created = await _sender_and_gated_worker(kernel, workdir, "g2")
         worker = created.id
         waiting = await kernel.send_message(sender.id, worker, "the first words")
         dead = await _state(kernel, worker, waiting.id)
@@ -170,10 +186,7 @@ async def test_messages_for_a_terminal_whose_mcp_never_connects_are_refused(gate
 
 async def test_a_message_queued_before_the_mcp_connects_is_delivered_after(gated: Any, workdir: str) -> None:
     async with gated(timeout="30") as kernel:
-        sender = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="plain", session_name="g3", working_directory=workdir))
-        worker = await kernel.create_terminal(CreateTerminalRequest(
-            session_name="g3", agent_profile="tooled", working_directory=workdir), wait_ready=False)
+        sender, worker = await _sender_and_gated_worker(kernel, workdir, "g3")
         queued = await kernel.send_message(sender.id, worker.id, "wait for your tools")
         deadline = time.monotonic() + 10
         while (await kernel.get_status(worker.id)).status != TerminalStatus.IDLE:
@@ -279,19 +292,14 @@ async def test_the_gate_opens_a_providers_settle_time_after_the_report(gated: An
     with register_plugin(kernel, SlowToOfferTools(kernel, 0.6), name="settling"):
         kernel.add_profile(AgentProfile(name="settling", provider="mock_settling", mcp_servers=CAO_MCP))
         async with kernel:
-            creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
-                agent_profile="settling", session_name="g7", working_directory=workdir)))
-            deadline = time.monotonic() + 10
-            while not (listed := await kernel.list_terminals("g7")) or listed[0].status != TerminalStatus.IDLE:
-                assert time.monotonic() < deadline, "the agent never became idle"
-                await asyncio.sleep(0.05)
+            creating, idle = await _creating_until_idle(kernel, workdir, "settling", "g7")
             started = time.monotonic()
-            reporting = asyncio.ensure_future(kernel.mcp_connected(listed[0].id))
+            reporting = asyncio.ensure_future(kernel.mcp_connected(idle.id))
             await asyncio.sleep(0.4)
             assert not creating.done(), "the gate opened before the provider's settle time"
             await asyncio.wait_for(reporting, 5)
             terminal = await asyncio.wait_for(creating, 5)
-            assert terminal.id == listed[0].id and time.monotonic() - started >= 0.6
+            assert terminal.id == idle.id and time.monotonic() - started >= 0.6
 
 
 class OwnMcpServer:
@@ -330,15 +338,10 @@ async def test_hook_cao_register_mcp_servers(make_kernel: Any, register_plugin: 
 
         kernel.providers["mock_cli"] = attrs.evolve(mock, launch=spy_launch)
         async with kernel:
-            creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
-                agent_profile="owned", session_name="own", working_directory=workdir)))
-            deadline = time.monotonic() + 10
-            while not (listed := await kernel.list_terminals("own")) or listed[0].status != TerminalStatus.IDLE:
-                assert time.monotonic() < deadline, "the agent never became idle"
-                await asyncio.sleep(0.05)
+            creating, idle = await _creating_until_idle(kernel, workdir, "owned", "own")
             await asyncio.sleep(0.3)
             assert not creating.done(), "the terminal did not wait for its MCP server to report in"
-            await kernel.mcp_connected(listed[0].id)
+            await kernel.mcp_connected(idle.id)
             terminal = await asyncio.wait_for(creating, 5)
     assert seen["tools"]["command"] == "/opt/own/bin/own-mcp" and seen["tools"]["args"] == ["--stdio"]
     assert seen["other"]["command"] == "other-server" and seen["other"]["env"]["KEEP"] == "1"

@@ -12,16 +12,18 @@ import time
 
 import pytest
 
-from cao_hookspecs import AgentProfile, CreateTerminalRequest, MessageState, TerminalStatus
+from cao_hookspecs import CreateTerminalRequest, MessageState, TerminalStatus
 from cao_kernel.errors import InvalidInput, NotFound
 
 pytestmark = pytest.mark.tmux
 
 
-def _profiles(kernel):
-    for name in ("supervisor", "developer"):
-        kernel.add_profile(AgentProfile(name=name, provider="mock_cli"))
-    return kernel
+AGENTS = ("supervisor", "developer")
+
+
+async def _supervisor(kernel, session, workdir):
+    return await kernel.create_session(CreateTerminalRequest(
+        agent_profile="supervisor", session_name=session, working_directory=workdir))
 
 
 async def _wait_state(kernel, receiver, message_id, state, timeout=10.0):
@@ -35,9 +37,8 @@ async def _wait_state(kernel, receiver, message_id, state, timeout=10.0):
 
 
 async def test_message_to_idle_terminal_arrives_at_once(make_kernel, workdir):
-    async with _profiles(make_kernel()) as kernel:
-        a = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="supervisor", session_name="m1", working_directory=workdir))
+    async with make_kernel(agents=AGENTS) as kernel:
+        a = await _supervisor(kernel, "m1", workdir)
         b = await kernel.create_terminal(CreateTerminalRequest(
             session_name="m1", agent_profile="developer", working_directory=workdir))
         started = time.monotonic()
@@ -52,9 +53,8 @@ async def test_message_to_idle_terminal_arrives_at_once(make_kernel, workdir):
 
 
 async def test_message_to_busy_terminal_waits_until_it_finishes(make_kernel, workdir):
-    async with _profiles(make_kernel()) as kernel:
-        a = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="supervisor", session_name="m2", working_directory=workdir))
+    async with make_kernel(agents=AGENTS) as kernel:
+        a = await _supervisor(kernel, "m2", workdir)
         b = await kernel.create_terminal(CreateTerminalRequest(
             session_name="m2", agent_profile="developer", working_directory=workdir))
         await kernel.send_input(b.id, "__mock_sleep_1.5")
@@ -69,9 +69,8 @@ async def test_message_to_busy_terminal_waits_until_it_finishes(make_kernel, wor
 
 
 async def test_send_message_defaults_to_caller_and_refuses_self(make_kernel, workdir):
-    async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="supervisor", session_name="m3", working_directory=workdir))
+    async with make_kernel(agents=AGENTS) as kernel:
+        sup = await _supervisor(kernel, "m3", workdir)
         worker = await kernel.create_terminal(CreateTerminalRequest(
             session_name="m3", agent_profile="developer", working_directory=workdir, caller_id=sup.id))
         reply = await kernel.send_message(worker.id, None, "done: 42")
@@ -85,9 +84,8 @@ async def test_send_message_defaults_to_caller_and_refuses_self(make_kernel, wor
 
 
 async def test_handoff_returns_exact_answer_and_leaves_no_worker(make_kernel, workdir, tmux_socket):
-    async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="supervisor", session_name="h1", working_directory=workdir))
+    async with make_kernel(agents=AGENTS) as kernel:
+        sup = await _supervisor(kernel, "h1", workdir)
         started = time.monotonic()
         result = await kernel.handoff(sup.id, "developer", "summarise the design in one line", timeout=30)
         assert result.success, result.message
@@ -101,9 +99,8 @@ async def test_handoff_returns_exact_answer_and_leaves_no_worker(make_kernel, wo
 
 
 async def test_handoff_timeout_keeps_the_worker_and_names_it(make_kernel, workdir):
-    async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="supervisor", session_name="h2", working_directory=workdir))
+    async with make_kernel(agents=AGENTS) as kernel:
+        sup = await _supervisor(kernel, "h2", workdir)
         result = await kernel.handoff(sup.id, "developer", "__mock_sleep_5", timeout=1)
         assert not result.success
         assert "timed out after 1 seconds" in result.message and result.terminal_id in result.message
@@ -111,9 +108,8 @@ async def test_handoff_timeout_keeps_the_worker_and_names_it(make_kernel, workdi
 
 
 async def test_assign_returns_before_the_worker_is_ready_and_carries_the_callback(make_kernel, workdir):
-    async with _profiles(make_kernel()) as kernel:
-        sup = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="supervisor", session_name="a1", working_directory=workdir))
+    async with make_kernel(agents=AGENTS) as kernel:
+        sup = await _supervisor(kernel, "a1", workdir)
         result = await kernel.assign(sup.id, "developer", "analyse dataset A")
         assert result.success and result.terminal_id
         worker = await kernel.get_terminal(result.terminal_id)
@@ -162,7 +158,7 @@ async def test_messages_survive_a_killed_kernel_exactly_once(make_kernel, workdi
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
-    async with _profiles(make_kernel()) as kernel:
+    async with make_kernel(agents=AGENTS) as kernel:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             states = [m.state for m in await kernel.list_messages(receiver, limit=100)]

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from cao_hookspecs import AgentProfile, CreateTerminalRequest
+from cao_hookspecs import CreateTerminalRequest
 from cao_testkit.notify.discord import FakeWebhook
 
 pytestmark = pytest.mark.tmux
@@ -17,9 +17,7 @@ pytestmark = pytest.mark.tmux
 async def test_a_session_with_a_handoff_and_an_assign_posts_its_events_in_order(make_kernel, workdir):
     with FakeWebhook() as webhook:
         kernel = make_kernel("tmux", "mock_cli", "inbox_sqlite", "notify_discord",
-                             CAO_DISCORD_WEBHOOK_URL=webhook.url)
-        for name in ("supervisor", "developer"):
-            kernel.add_profile(AgentProfile(name=name, provider="mock_cli"))
+                             agents=("supervisor", "developer"), CAO_DISCORD_WEBHOOK_URL=webhook.url)
         async with kernel:
             supervisor = await kernel.create_session(CreateTerminalRequest(
                 agent_profile="supervisor", session_name="notify", working_directory=workdir))

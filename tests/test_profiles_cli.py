@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,26 +11,9 @@ from click.testing import CliRunner, Result
 
 from cao_hookspecs import ProviderSpec, StatusReport, hookimpl
 from cao_kernel.cli import cli
+from cao_testkit.files import snapshot
 
 FIXTURE = Path(__file__).parent / "fixtures" / "profiles" / "data_analyst.md"
-
-
-@pytest.fixture(autouse=True)
-def _no_extra_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The host allow-list tests assume only the default hosts.
-    monkeypatch.delenv("CAO_PROFILE_ALLOWED_HOSTS", raising=False)
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    if not root.exists():
-        return {}
-    tree: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            tree[os.path.relpath(os.path.join(dirpath, d), root) + "/"] = None
-        for f in filenames:
-            tree[os.path.relpath(os.path.join(dirpath, f), root)] = Path(dirpath, f).read_bytes()
-    return tree
 
 
 def run(*args: str, kernel: Any = None) -> Result:

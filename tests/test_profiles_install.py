@@ -11,28 +11,9 @@ from cao_kernel.errors import CaoError, InvalidInput, NotFound
 from cao_kernel.home import CaoHome
 from cao_kernel.profiles import find_profile, install
 from cao_kernel.profiles.envfile import parse_env, read_env
+from cao_testkit.files import snapshot
 
 FIXTURE = Path(__file__).parent / "fixtures" / "profiles" / "data_analyst.md"
-
-
-@pytest.fixture(autouse=True)
-def _no_extra_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The host allow-list tests assume only the default hosts.
-    monkeypatch.delenv("CAO_PROFILE_ALLOWED_HOSTS", raising=False)
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root`` with its bytes (``None`` for folders) and nothing else."""
-    if not root.exists():
-        return {}
-    tree: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            tree[os.path.relpath(os.path.join(dirpath, d), root) + "/"] = None
-        for f in filenames:
-            path = os.path.join(dirpath, f)
-            tree[os.path.relpath(path, root)] = Path(path).read_bytes()
-    return tree
 
 
 @pytest.fixture

@@ -27,22 +27,11 @@ from cao_kernel.errors import InvalidInput, NotFound
 from cao_kernel.home import CaoHome
 from cao_kernel.profiles import find_profile, install
 from cao_kernel.profiles.fetch import allowed_hosts, check_url, fetch_profile
+from cao_testkit.files import snapshot
 
 FIXTURE = Path(__file__).parent / "fixtures" / "profiles" / "data_analyst.md"
 LIMIT = 256 * 1024
 ENDLESS_CAP = 256 * 1024 * 1024
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    if not root.exists():
-        return {}
-    tree: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            tree[os.path.relpath(os.path.join(dirpath, d), root) + "/"] = None
-        for f in filenames:
-            tree[os.path.relpath(os.path.join(dirpath, f), root)] = Path(dirpath, f).read_bytes()
-    return tree
 
 
 # -- URL rules (no network) -----------------------------------------------------------------------

@@ -8,7 +8,6 @@ generated tests there, list it with that venv's ``cao plugins``, and re-record i
 from __future__ import annotations
 
 import filecmp
-import importlib.util
 import json
 import keyword
 import re
@@ -35,6 +34,7 @@ from cao_kernel.cli.provider import (
     render_project,
     template_dir,
 )
+from cao_testkit.modules import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "providers" / "_template"
@@ -43,14 +43,7 @@ SCREENS = "tests/screens/0.1.0"
 
 def load_isolation() -> Any:
     """``scripts/isolated_venv.py`` as a module, loaded once per process (shared with the isolated tests)."""
-    name = "cao_isolated_venv"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "isolated_venv.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_file(ROOT / "scripts" / "isolated_venv.py", "cao_isolated_venv")
 
 
 def new(*args: str) -> Any:

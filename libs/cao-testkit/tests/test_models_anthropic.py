@@ -11,16 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cao_testkit.models import (
-    Script,
-    ScriptError,
-    call_tool,
-    fail,
-    hold,
-    reply,
-    respond,
-    think,
-)
+from cao_testkit.models import Script, ScriptError, call_tool, fail, hold, reply, respond, think
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer, conversation_of
 from cao_testkit.models.script import EXHAUSTED_TEXT, Answer
 

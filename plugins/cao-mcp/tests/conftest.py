@@ -298,6 +298,23 @@ class Mcp:
         return await Mcp.wait_for(check, timeout)
 
     @staticmethod
+    async def delivered_after_busy(api: Any, receiver: str, sender: str, text: str, busy_since: float) -> Any:
+        """Check the message ``text`` that ``sender`` sent to ``receiver``, busy for two seconds since
+        ``busy_since``: it waits while the receiver is busy, is delivered after, signed with the sender's
+        line, and the mock agent answers it. The message as it was queued."""
+        (queued,) = await api.list_messages(receiver)
+        assert queued.state == "pending", "delivered while the receiver was busy"
+        message = await Mcp.delivered(api, receiver)
+        assert time.monotonic() - busy_since >= 1.5
+        assert message.body == f"{text}\n\n{Mcp.sender_line(sender)}"
+
+        async def answered() -> bool:
+            return f"> MOCK: {text}" in await api.get_output(receiver)
+
+        await Mcp.wait_for(answered, 10)
+        return queued
+
+    @staticmethod
     async def wait_for(check: Any, timeout: float, interval: float = 0.05) -> Any:
         """Await ``check()`` until it returns something truthy; fail after ``timeout`` seconds."""
         return await eventually(check, timeout, "the condition", interval)

@@ -74,16 +74,7 @@ async def test_http_send_message_waits_for_the_busy_receiver(server: Any, mcp: A
                                     {"receiver_id": receiver, "message": "review done"})
         assert not answer.error, answer.text
         assert answer.data["sender_id"] == own and answer.data["receiver_id"] == receiver
-        (queued,) = await api.list_messages(receiver)
-        assert queued.state == "pending", "delivered while the receiver was busy"
-        message = await mcp.delivered(api, receiver)
-        assert time.monotonic() - busy_since >= 1.5
-        assert message.body == f"review done\n\n{mcp.sender_line(own)}"
-
-        async def answered() -> bool:
-            return "> MOCK: review done" in await api.get_output(receiver)
-
-        await mcp.wait_for(answered, 10)
+        await mcp.delivered_after_busy(api, receiver, own, "review done", busy_since)
 
 
 async def test_http_errors_name_the_problem(server: Any, mcp: Any) -> None:

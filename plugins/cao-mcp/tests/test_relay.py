@@ -130,6 +130,14 @@ def new_agent(server: Any, mcp: Any) -> str:
     return asyncio.run(make())
 
 
+@contextlib.contextmanager
+def relay_of_new_agent(server: Any, mcp: Any) -> Iterator[Raw]:
+    """The relay of a new agent of ``server``, past ``initialize``."""
+    with raw(server.mcp_env(new_agent(server, mcp))) as client:
+        client.initialize()
+        yield client
+
+
 # -- the relay against a real server ------------------------------------------------------------------
 
 @pytest.mark.tmux
@@ -158,9 +166,7 @@ def test_a_known_terminal_is_relayed_without_loading_the_sdk(server: Any, mcp: A
 
 @pytest.mark.tmux
 def test_a_blocking_handoff_does_not_stall_other_requests(server: Any, mcp: Any) -> None:
-    own = new_agent(server, mcp)
-    with raw(server.mcp_env(own)) as client:
-        client.initialize()
+    with relay_of_new_agent(server, mcp) as client:
         # slow_worker answers after 3 s: the handoff blocks at least that long.
         client.send(call(10, "handoff", {"agent_profile": "slow_worker", "message": "take your time"}))
         time.sleep(0.2)
@@ -178,9 +184,7 @@ def test_a_blocking_handoff_does_not_stall_other_requests(server: Any, mcp: Any)
 
 @pytest.mark.tmux
 def test_a_cancelled_request_is_never_answered(server: Any, mcp: Any) -> None:
-    own = new_agent(server, mcp)
-    with raw(server.mcp_env(own)) as client:
-        client.initialize()
+    with relay_of_new_agent(server, mcp) as client:
         client.send(call(20, "handoff", {"agent_profile": "slow_worker", "message": "never mind"}))
         time.sleep(0.3)
         client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -198,9 +202,7 @@ def test_a_cancelled_request_is_never_answered(server: Any, mcp: Any) -> None:
 def test_notifications_bad_json_and_invalid_messages(server: Any, mcp: Any) -> None:
     """A notification gets no answer; a line that is not JSON gets a parse error and one that is not a
     message an invalid-request error, both with id null; the relay goes on."""
-    own = new_agent(server, mcp)
-    with raw(server.mcp_env(own)) as client:
-        client.initialize()
+    with relay_of_new_agent(server, mcp) as client:
         client.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
                     b"{this is not json", b"[]", b"42", b"   ",
                     {"jsonrpc": "2.0", "id": 30, "method": "ping"})
@@ -240,9 +242,7 @@ def test_the_server_dying_mid_way_gets_clear_answers(own_server: Any, mcp: Any) 
     """A handoff in flight when the server dies, and every request after, is answered with the server's
     address; the relay keeps running."""
     doomed = own_server()
-    own = new_agent(doomed, mcp)
-    with raw(doomed.mcp_env(own)) as client:
-        client.initialize()
+    with relay_of_new_agent(doomed, mcp) as client:
         client.send(call(50, "handoff", {"agent_profile": "slow_worker", "message": "x"}))
         time.sleep(0.5)
         doomed.proc.send_signal(signal.SIGKILL)

@@ -121,18 +121,8 @@ async def test_send_message_waits_until_the_busy_receiver_is_done(server: Any, m
         data = answer.data
         assert data["success"] is True and data["sender_id"] == own and data["receiver_id"] == receiver
         assert isinstance(data["message_id"], int) and "T" in data["created_at"]
-        (queued,) = await api.list_messages(receiver)
+        queued = await mcp.delivered_after_busy(api, receiver, own, "status update 7", busy_since)
         assert queued.id == data["message_id"]
-        assert queued.state == "pending", "delivered while the receiver was busy"
-
-        message = await mcp.delivered(api, receiver)
-        assert time.monotonic() - busy_since >= 1.5
-        assert message.body == f"status update 7\n\n{mcp.sender_line(own)}"
-
-        async def answered() -> bool:
-            return "> MOCK: status update 7" in await api.get_output(receiver)
-
-        await mcp.wait_for(answered, 10)
 
 
 async def test_send_message_without_receiver_goes_to_the_caller(server: Any, mcp: Any) -> None:

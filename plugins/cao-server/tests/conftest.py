@@ -1,6 +1,6 @@
 """Fixtures for cao-server tests: a real uvicorn on 127.0.0.1 (port 0) over a real kernel running mock
 agents in a private tmux server, a client that checks answers against the OpenAPI document, and
-helpers to run ``cao server`` as a subprocess."""
+helpers to run ``cao server`` as a subprocess. ``workdir`` comes from ``cao_testkit``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +22,6 @@ import pytest
 
 PLUGINS = ("tmux", "mock_cli", "inbox_sqlite")
 READY_LINE = re.compile(r"^cao-server listening on (http://\S+):(\d+)$")
-
-
-def build_kernel(home: Path, tmux_socket: str, **settings: str) -> Any:
-    from cao_kernel.kernel import Kernel
-    from cao_kernel.plugins import LoadPolicy
-
-    return Kernel(
-        policy=LoadPolicy(only=PLUGINS),
-        home=home,
-        settings={"CAO_TMUX_SOCKET": tmux_socket, "CAO_DEFAULT_PROVIDER": "mock_cli", **settings},
-    )
 
 
 @pytest.fixture
@@ -44,13 +34,6 @@ def tmux() -> Iterator[Any]:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> str:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return str(folder)
-
-
-@pytest.fixture
 def server_settings() -> dict[str, str]:
     """Extra kernel settings for the ``server`` fixture (override with parametrize or in a test module)."""
     return {}
@@ -59,15 +42,18 @@ def server_settings() -> dict[str, str]:
 @pytest.fixture
 def make_kernel(tmux: Any, cao_home: Path) -> Any:
     """``make_kernel(**settings)``: a kernel (not started) on the private tmux server with mock agents."""
-    return lambda **settings: build_kernel(cao_home, tmux.socket_path, **settings)
+    from cao_testkit.kernels import build_kernel
+
+    return lambda **settings: build_kernel(cao_home, tmux.socket_path, *PLUGINS, **settings)
 
 
 @pytest.fixture
 def server(tmux: Any, cao_home: Path, server_settings: dict[str, str]) -> Iterator[Any]:
     """A real server in a thread over a real kernel; ``server.kernel`` is that kernel."""
+    from cao_testkit.kernels import build_kernel
     from cao_testkit.serve import serve_in_thread
 
-    kernel = build_kernel(cao_home, tmux.socket_path, **server_settings)
+    kernel = build_kernel(cao_home, tmux.socket_path, *PLUGINS, **server_settings)
     with serve_in_thread(kernel) as running:
         running.kernel = kernel  # type: ignore[attr-defined]
         yield running
@@ -98,21 +84,12 @@ def make_terminal(api: Any, workdir: str) -> Any:
     return make
 
 
-def wait_until(predicate: Any, timeout: float = 10.0, interval: float = 0.02) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(interval)
-
-
 @pytest.fixture
 def poll() -> Any:
-    return wait_until
+    """``poll(predicate)``: wait until ``predicate()`` is truthy, for up to 10 s."""
+    from cao_testkit.waiting import wait_until
+
+    return partial(wait_until, timeout=10.0)
 
 
 # -- `cao server` as a subprocess ------------------------------------------------------------------

@@ -10,18 +10,16 @@ import httpx
 import pytest
 from cao_server.client import HttpKernel
 from cao_testkit.serve import serve_in_thread
+from cao_testkit.waiting import eventually
 
-from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
+from cao_hookspecs import CreateTerminalRequest, TerminalStatus
 
 pytestmark = pytest.mark.tmux
 
 
 @pytest.fixture
 def served(make_kernel):
-    kernel = make_kernel()
-    for name in ("supervisor", "developer"):
-        kernel.add_profile(AgentProfile(name=name, provider="mock_cli"))
-    with serve_in_thread(kernel) as running:
+    with serve_in_thread(make_kernel(agents=("supervisor", "developer"))) as running:
         yield running
 
 
@@ -30,13 +28,6 @@ async def _collect(api: HttpKernel, session: str | None, into: list[dict], subsc
         into.append(event)
         if event["event"] == "subscribed":
             subscribed.set()
-
-
-async def _until(check, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "not within the time"
-        await asyncio.sleep(0.02)
 
 
 async def test_a_short_lived_worker_and_its_messages_all_appear_in_order(served, workdir):
@@ -58,7 +49,8 @@ async def test_a_short_lived_worker_and_its_messages_all_appear_in_order(served,
         message = await api.send_message(supervisor.id, worker.id, "hello worker")
         await api.wait_for_status(worker.id, [TerminalStatus.COMPLETED], timeout=10)
         await api.delete_terminal(worker.id)
-        await _until(lambda: any(e["event"] == "terminal_removed" for e in events))
+        await eventually(lambda: any(e["event"] == "terminal_removed" for e in events), 10.0,
+                         "the worker's removal among the events", interval=0.02)
 
         kinds = [e["event"] for e in events]
         assert kinds[0] == "subscribed"

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from cao_hookspecs import OutputEvent, RuntimeContext, TerminalLaunch
 
+from cao_testkit import waiting
+from cao_testkit.processes import pid_alive
 from cao_testkit.tmux import PrivateTmux, private_tmux  # noqa: F401  (fixture)
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -125,6 +127,22 @@ def launch(tmp_path: Path) -> Callable[..., TerminalLaunch]:
     return make
 
 
+@pytest.fixture
+def start(backend: Any, launch: Callable[..., TerminalLaunch],
+          recorder: type[Recorder]) -> Callable[..., tuple[TerminalLaunch, Recorder]]:
+    """``start(argv, **fields) -> (spec, events)``: create a terminal running ``argv`` on ``backend`` and
+    watch it, every event going to ``events``, a fresh recorder."""
+
+    def start_(argv: list[str], **fields: Any) -> tuple[TerminalLaunch, Recorder]:
+        spec = launch(argv, **fields)
+        backend.create_terminal(spec)
+        events = recorder()
+        backend.watch(spec.terminal_id, events)
+        return spec, events
+
+    return start_
+
+
 def probe_argv(log: Path, *, bracketed: bool = False) -> list[str]:
     return [PYTHON, str(PROGRAMS / "probe.py"), str(log), *(["--bracketed"] if bracketed else [])]
 
@@ -140,16 +158,6 @@ def python() -> str:
     return PYTHON
 
 
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting to be reaped counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
-
-
 @pytest.fixture
 def alive() -> Callable[[int], bool]:
     return pid_alive
@@ -158,18 +166,7 @@ def alive() -> Callable[[int], bool]:
 @pytest.fixture
 def wait_until() -> Callable[..., Any]:
     """``wait_until(predicate, timeout=5, what='')``: poll briefly (test side only) until true."""
-
-    def wait(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            result = predicate()
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
-            time.sleep(0.02)
-
-    return wait
+    return waiting.wait_until
 
 
 @pytest.fixture

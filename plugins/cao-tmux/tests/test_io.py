@@ -36,7 +36,7 @@ def test_output_before_watch_is_not_lost(backend, launch, recorder, wait_until):
     events.wait_output(b"early bird", timeout=2)
 
 
-def test_environment_reaches_the_program(backend, launch, recorder, python, tmp_path):
+def test_environment_reaches_the_program(start, python, tmp_path):
     out = tmp_path / "env.txt"
     tricky = "a b;c$d \"q\" 's' #{pane_id} `x`;"
     code = (
@@ -45,25 +45,19 @@ def test_environment_reaches_the_program(backend, launch, recorder, python, tmp_
         "print('written', flush=True)\n"
         "time.sleep(60)\n"
     )
-    spec = launch([python, "-c", code, str(out)], env={"TRICKY": tricky})
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start([python, "-c", code, str(out)], env={"TRICKY": tricky})
     events.wait_output(b"written")
     tid, value = out.read_text().split("\n", 1)
     assert tid == spec.terminal_id
     assert value == tricky
 
 
-def test_argv_is_run_without_a_shell(backend, launch, recorder, python, tmp_path):
+def test_argv_is_run_without_a_shell(backend, start, launch, recorder, python, tmp_path):
     # Shell syntax in arguments stays literal; a single-element argv is a program, not a command line.
     out = tmp_path / "argv.txt"
     args = ["$HOME", "a;", "b && c", "#{pane_id}", "*"]
     code = "import sys, json; open(sys.argv[1], 'w').write(json.dumps(sys.argv[2:]))"
-    spec = launch([python, "-c", code, str(out), *args])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start([python, "-c", code, str(out), *args])
     events.wait_kind("exited")
     import json
 
@@ -79,12 +73,9 @@ def test_argv_is_run_without_a_shell(backend, launch, recorder, python, tmp_path
     events2.wait_output(b"single argv ran")
 
 
-def test_multiline_20k_text_arrives_as_one_bracketed_paste(backend, launch, recorder, probe, tmp_path):
+def test_multiline_20k_text_arrives_as_one_bracketed_paste(backend, start, probe, tmp_path):
     log = tmp_path / "input.log"
-    spec = launch(probe(log, bracketed=True))
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start(probe(log, bracketed=True))
     events.wait_output(b"probe ready")
 
     rng = random.Random(7)
@@ -101,12 +92,9 @@ def test_multiline_20k_text_arrives_as_one_bracketed_paste(backend, launch, reco
     assert log.read_bytes() == START + body + END + b"\r"
 
 
-def test_paste_to_a_program_without_bracketed_paste_is_raw(backend, launch, recorder, probe, tmp_path):
+def test_paste_to_a_program_without_bracketed_paste_is_raw(backend, start, probe, tmp_path):
     log = tmp_path / "input.log"
-    spec = launch(probe(log))
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start(probe(log))
     events.wait_output(b"probe ready")
     backend.send_text(spec.terminal_id, "one\ntwo", enter_count=2, submit_delay=0.05)
     events.wait_output(b"\\r")
@@ -114,24 +102,18 @@ def test_paste_to_a_program_without_bracketed_paste_is_raw(backend, launch, reco
     assert log.read_bytes() == b"one\ntwo\r\r"
 
 
-def test_embedded_paste_markers_cannot_end_the_paste_early(backend, launch, recorder, probe, tmp_path):
+def test_embedded_paste_markers_cannot_end_the_paste_early(backend, start, probe, tmp_path):
     log = tmp_path / "input.log"
-    spec = launch(probe(log, bracketed=True))
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start(probe(log, bracketed=True))
     events.wait_output(b"probe ready")
     backend.send_text(spec.terminal_id, "safe\x1b[201~rm -rf x\x1b[200~", enter_count=0)
     events.wait_output(b"paste 12 ")
     assert log.read_bytes() == START + b"saferm -rf x" + END
 
 
-def test_send_keys(backend, launch, recorder, probe, tmp_path):
+def test_send_keys(backend, start, probe, tmp_path):
     log = tmp_path / "input.log"
-    spec = launch(probe(log))
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start(probe(log))
     events.wait_output(b"probe ready")
     backend.send_keys(spec.terminal_id, ["Escape"])
     events.wait_output(b"keys b'\\x1b'")
@@ -143,7 +125,7 @@ def test_send_keys(backend, launch, recorder, probe, tmp_path):
     assert log.read_bytes().replace(b"\x1bOA", b"\x1b[A") == b"\x1b" + b"\x03y;-\t\r" + b"\x1b[A"
 
 
-def test_capture_visible_and_history(backend, launch, recorder, python):
+def test_capture_visible_and_history(backend, start, python):
     code = (
         "import time\n"
         "for i in range(1, 101): print(f'line {i:03d}   ')\n"
@@ -151,10 +133,7 @@ def test_capture_visible_and_history(backend, launch, recorder, python):
         "print('end', flush=True)\n"
         "time.sleep(60)\n"
     )
-    spec = launch([python, "-c", code], width=80, height=20)
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start([python, "-c", code], width=80, height=20)
     events.wait_output(b"end")
     time.sleep(0.05)
 
@@ -186,11 +165,8 @@ def test_working_directory_is_live(backend, launch, tmp_path, wait_until):
     assert backend.info(spec.terminal_id).working_directory == expected
 
 
-def test_program_exit_gives_exited_event_and_keeps_last_screen(backend, launch, recorder):
-    spec = launch(["sh", "-c", "echo first line; echo working; sleep 0.2; echo goodbye; exit 3"])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+def test_program_exit_gives_exited_event_and_keeps_last_screen(backend, start):
+    spec, events = start(["sh", "-c", "echo first line; echo working; sleep 0.2; echo goodbye; exit 3"])
     exited = events.wait_kind("exited")
     assert "status 3" in exited.detail
     assert events.kinds()[-1] == "exited"
@@ -201,30 +177,24 @@ def test_program_exit_gives_exited_event_and_keeps_last_screen(backend, launch, 
     assert spec.terminal_id in {t.terminal_id for t in backend.list_terminals()}
 
 
-def test_immediate_exit_is_reported_with_its_output(backend, launch, recorder):
+def test_immediate_exit_is_reported_with_its_output(backend, start):
     # The pause keeps tmux 3.3a's own race out of the test: it may reap a program before reading
     # the output it wrote in its last milliseconds (see the README).
-    spec = launch(["sh", "-c", "echo bad flag >&2; sleep 0.05; exit 2"])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start(["sh", "-c", "echo bad flag >&2; sleep 0.05; exit 2"])
     exited = events.wait_kind("exited", timeout=2)
     assert "status 2" in exited.detail
     assert b"bad flag" in events.output()
     assert backend.capture(spec.terminal_id) == "bad flag"
 
 
-def test_program_killed_by_signal(backend, launch, recorder):
-    spec = launch(["sh", "-c", "echo about to die; kill -TERM $$"])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+def test_program_killed_by_signal(backend, start):
+    spec, events = start(["sh", "-c", "echo about to die; kill -TERM $$"])
     exited = events.wait_kind("exited")
     assert "signal 15 (SIGTERM)" in exited.detail
     assert backend.info(spec.terminal_id).exit_status == 128 + 15
 
 
-def test_bursts_are_coalesced_and_intact(backend, launch, recorder, python):
+def test_bursts_are_coalesced_and_intact(start, python):
     code = (
         "import os, time\n"
         "time.sleep(0.2)\n"
@@ -232,10 +202,7 @@ def test_bursts_are_coalesced_and_intact(backend, launch, recorder, python):
         "os.write(1, b'done')\n"
         "time.sleep(60)\n"
     )
-    spec = launch([python, "-c", code])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start([python, "-c", code])
     events.wait_output(b"done")
     data = events.output()
     expected = b"".join(b"%04d," % i for i in range(300)) + b"done"
@@ -243,15 +210,12 @@ def test_bursts_are_coalesced_and_intact(backend, launch, recorder, python):
     assert len(events.events) < 50  # 301 writes, a handful of events
 
 
-def test_large_output_arrives_in_order(backend, launch, recorder, python):
+def test_large_output_arrives_in_order(start, python):
     code = (
         "import sys, time; sys.stdout.write(''.join(f'{i:07d}' for i in range(150000)) + 'END'); "
         "sys.stdout.flush(); time.sleep(60)"
     )
-    spec = launch([python, "-c", code])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start([python, "-c", code])
     events.wait_output(b"END", timeout=20)
     data = events.output()
     assert data.endswith(b"END")

@@ -25,19 +25,16 @@ time.sleep(1000)
 """
 
 
-def _escapers(backend, launch, recorder, python, **fields):
-    spec = launch([python, "-c", ESCAPER], **fields)
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+def _escapers(start, python, **fields):
+    spec, events = start([python, "-c", ESCAPER], **fields)
     events.wait_output(b"\r\n")
     line = next(x for x in events.output().decode().splitlines() if x.startswith("pids"))
     return spec, [int(p) for p in line.split()[1:]]
 
 
-def test_kill_terminal_leaves_no_process(backend, launch, recorder, python, alive, wait_until):
-    spec, pids = _escapers(backend, launch, recorder, python)
-    other, other_pids = _escapers(backend, launch, recorder, python)
+def test_kill_terminal_leaves_no_process(backend, start, python, alive, wait_until):
+    spec, pids = _escapers(start, python)
+    other, other_pids = _escapers(start, python)
     assert len(pids) == 3 and all(alive(p) for p in pids)
 
     started = time.monotonic()
@@ -53,22 +50,17 @@ def test_kill_terminal_leaves_no_process(backend, launch, recorder, python, aliv
     backend.kill_terminal("0badc0de")
 
 
-def test_kill_of_an_exited_terminal_finds_its_orphans_by_marker(
-    backend, launch, recorder, python, alive, wait_until
-):
+def test_kill_of_an_exited_terminal_finds_its_orphans_by_marker(backend, start, python, alive, wait_until):
     # The agent is gone (its pid and tty may be anyone's now); a daemon it left behind is still found
     # through the CAO_TERMINAL_ID in its environment, and nothing of another terminal is touched.
     code = (
         "import subprocess; p = subprocess.Popen(['sleep', '1000'], start_new_session=True,"
         " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print('orphan', p.pid, flush=True)"
     )
-    spec = launch([python, "-c", code])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start([python, "-c", code])
     events.wait_kind("exited")
     orphan = int(events.output().split(b"orphan ")[1].split()[0])
-    neighbour, neighbour_pids = _escapers(backend, launch, recorder, python)
+    neighbour, neighbour_pids = _escapers(start, python)
     assert alive(orphan)
     backend.kill_terminal(spec.terminal_id)
     wait_until(lambda: not alive(orphan), timeout=3, what="the orphan to die")
@@ -76,10 +68,10 @@ def test_kill_of_an_exited_terminal_finds_its_orphans_by_marker(
     assert backend.info(neighbour.terminal_id).alive
 
 
-def test_kill_session_kills_every_window_and_process(backend, launch, recorder, python, alive, wait_until):
-    a, pids_a = _escapers(backend, launch, recorder, python, session_name="cao-doomed")
-    b, pids_b = _escapers(backend, launch, recorder, python, session_name="cao-doomed")
-    _keep, pids_keep = _escapers(backend, launch, recorder, python, session_name="cao-kept")
+def test_kill_session_kills_every_window_and_process(backend, start, launch, python, alive, wait_until):
+    a, pids_a = _escapers(start, python, session_name="cao-doomed")
+    b, pids_b = _escapers(start, python, session_name="cao-doomed")
+    _keep, pids_keep = _escapers(start, python, session_name="cao-kept")
     backend.kill_session("cao-doomed")
     wait_until(
         lambda: not any(alive(p) for p in pids_a + pids_b), timeout=3, what="the session's processes to die"
@@ -93,11 +85,8 @@ def test_kill_session_kills_every_window_and_process(backend, launch, recorder, 
     assert {s.name for s in backend.list_sessions()} == {"cao-kept", "cao-doomed"}
 
 
-def test_no_event_for_a_terminal_cao_kills(backend, launch, recorder):
-    spec = launch(["cat"])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+def test_no_event_for_a_terminal_cao_kills(backend, start):
+    spec, events = start(["cat"])
     backend.kill_terminal(spec.terminal_id)
     time.sleep(0.3)
     assert "lost" not in events.kinds() and "exited" not in events.kinds()
@@ -122,12 +111,9 @@ def test_killing_the_tmux_server_gives_lost_events_promptly(backend, launch, rec
         backend.capture(next(iter(recorders)))
 
 
-def test_window_killed_outside_cao_gives_lost_event(backend, launch, recorder, private_tmux):
+def test_window_killed_outside_cao_gives_lost_event(backend, start, launch, private_tmux):
     backend.create_terminal(launch(["cat"], session_name="cao-other"))  # keeps the server up
-    spec = launch(["cat"])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+    spec, events = start(["cat"])
     private_tmux.run("kill-window", "-t", "=cao-test:")
     lost = events.wait_kind("lost", timeout=3)
     assert "no longer exists" in lost.detail
@@ -204,11 +190,8 @@ def test_a_second_backend_taking_over_reports_lost_to_the_first(make_backend, la
     new.wait_output(b"hello\r\nhello")
 
 
-def test_output_pipe_is_rearmed_when_its_reader_process_dies(backend, launch, recorder, private_tmux):
-    spec = launch(["cat"])
-    backend.create_terminal(spec)
-    events = recorder()
-    backend.watch(spec.terminal_id, events)
+def test_output_pipe_is_rearmed_when_its_reader_process_dies(backend, start, private_tmux):
+    spec, events = start(["cat"])
     server = private_tmux.server_pid()
     children = subprocess.run(
         ["pgrep", "-P", str(server)], capture_output=True, text=True, check=True

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal
+from cao_hookspecs import AgentProfile
 from cao_provider_claude_code.launch import NATIVE_TOOLS, launch, tool_args
 from cao_provider_claude_code.provider import claude_code_provider
+from cao_testkit.launching import launch_context, noop_program, user_machine
 
 KEY = "sk-ant-api03-" + "k" * 60 + "LAST20CHARSOFTHEKEY0"
 
@@ -30,27 +31,16 @@ def fake_claude(tmp_path, monkeypatch):
         "projects": {"/elsewhere": {"hasTrustDialogAccepted": True}}, "numStartups": 40,
         "customApiKeyResponses": {"approved": ["previously-approved0"], "rejected": ["rejected-one"]},
     }))
-    program = tmp_path / "bin" / "claude"
-    program.parent.mkdir()
-    program.write_text("#!/bin/sh\nexit 0\n")
-    program.chmod(0o755)
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "CLAUDE")) or name == "IS_SANDBOX":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CAO_CLAUDE_CODE_BIN", str(program))
+    program = noop_program(tmp_path / "bin" / "claude")
+    user_machine(monkeypatch, home, binary_env="CAO_CLAUDE_CODE_BIN", program=program,
+                 leaky=("ANTHROPIC_", "CLAUDE", "IS_SANDBOX"))
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("IS_SANDBOX", "1")
     return home
 
 
 def ctx(tmp_path, profile=None, **kw):
-    terminal = Terminal(id="0123abcd", name="dev-1a2b", session_name="cao-x", provider="claude_code",
-                        agent_profile=profile.name if profile else "dev")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return LaunchContext(terminal=terminal, profile=profile, working_directory=str(work),
-                         runtime_dir=str(tmp_path / "runtime"), **kw)
+    return launch_context(tmp_path, "claude_code", profile, **kw)
 
 
 def test_full_profile_becomes_the_upstream_command_line(fake_claude, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
+from cao_testkit.live_terminal import failed_start, run_turn, start_idle
 from cao_testkit.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
@@ -40,22 +41,13 @@ def _profile(kernel, name="developer", **fields):
     return kernel
 
 
-async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, claude_sandbox,
+async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, live_sandbox,
                                                                          model_server):
     answer = "All done: the build passes and 3 files changed."
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
     async with _profile(make_kernel()) as kernel:
-        started = time.monotonic()
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="developer", working_directory=workdir))
-        ready_after = time.monotonic() - started
-        assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
-        assert ready_after < 20
-
-        await kernel.send_input(term.id, "Run the build and report.")
-        processing = await kernel.wait_for_status(term.id, {TerminalStatus.PROCESSING}, timeout=5)
-        assert processing.status == TerminalStatus.PROCESSING
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        term = await start_idle(kernel, workdir)
+        report = await run_turn(kernel, term.id, "Run the build and report.")
         assert report.evidence
         assert await kernel.get_output(term.id, "last") == answer
 
@@ -75,7 +67,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
 
         # The user's own files were never touched: the CLI ran with a private config folder.
         runtime = Path(os.environ["CAO_HOME_DIR"])
-        assert not (claude_sandbox.home / ".claude.json").exists()
+        assert not (live_sandbox.home / ".claude.json").exists()
         assert any(runtime.rglob("claude-config/.claude.json"))
 
         await kernel.exit_terminal(term.id)
@@ -83,7 +75,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
 
 
 async def test_explicit_bypass_mode_as_root_without_sandbox_is_an_error_with_its_screen(
-        make_kernel, workdir, claude_sandbox, monkeypatch):
+        make_kernel, workdir, live_sandbox, monkeypatch):
     monkeypatch.delenv("IS_SANDBOX")
     async with _profile(make_kernel()) as kernel:
         await kernel.start()
@@ -106,35 +98,30 @@ async def test_explicit_bypass_mode_as_root_without_sandbox_is_an_error_with_its
 
 
 async def test_a_bad_permission_mode_is_reported_within_two_seconds_of_the_exit(make_kernel, workdir,
-                                                                                 claude_sandbox):
+                                                                                 live_sandbox):
     async with _profile(make_kernel(), name="planner", permission_mode="noSuchMode") as kernel:
-        await kernel.start()
-        started = time.monotonic()
-        with pytest.raises(AgentFailed) as failed:
-            await kernel.create_session(CreateTerminalRequest(
-                agent_profile="planner", working_directory=workdir))
-        assert time.monotonic() - started < 2.5
-        assert "noSuchMode" in str(failed.value) and "is invalid" in str(failed.value)
-        assert "--- last screen ---" in str(failed.value)
+        failed = await failed_start(kernel, workdir, "planner")
+        assert failed.raised_at - failed.started_at < 2.5
+        assert "noSuchMode" in failed.message and "is invalid" in failed.message
+        assert "--- last screen ---" in failed.message
 
 
 
 
-def test_startup_dialogs_are_accepted_by_their_keys(claude_sandbox, model_server, private_tmux, tmp_path):
+def test_startup_dialogs_are_accepted_by_their_keys(live_sandbox, model_server, private_tmux, tmp_path):
     """With none of the seeded answers, Claude Code shows its start-up dialogs one after the other; each
     matches exactly one of the provider's dialogs, and that dialog's keys accept it.
 
     The keys are sent once the dialog has been on screen, unchanged, for half a second: Claude Code
     2.1 drops keys that arrive in the first few tenths of a second after it draws a dialog.
     """
-    import re
-
     from cao_hookspecs import LaunchContext, Terminal, TerminalLaunch
     from cao_provider_claude_code.provider import claude_code_provider
+    from cao_testkit.startup_dialogs import accept_startup_dialogs
     from cao_tmux.backend import TmuxBackend
 
     provider = claude_code_provider()
-    workdir = claude_sandbox.home / "project"
+    workdir = live_sandbox.home / "project"
     workdir.mkdir()
     terminal = Terminal(id="0000d1a1", name="fresh-0001", session_name="cao-dialogs", provider=provider.name,
                         agent_profile="fresh")
@@ -155,28 +142,9 @@ def test_startup_dialogs_are_accepted_by_their_keys(claude_sandbox, model_server
                                            window_name=terminal.name, working_directory=str(workdir),
                                            argv=plan.argv, env=dict(plan.env)))
     backend.watch(terminal.id, lambda event: None)
-    answered: list[str] = []
-    last, since = None, time.monotonic()
-    deadline = time.monotonic() + 40
     try:
-        while time.monotonic() < deadline:
-            screen = backend.capture(terminal.id)
-            if screen != last:
-                last, since = screen, time.monotonic()
-            report = provider.detect_status(screen)
-            if report.status == TerminalStatus.IDLE:
-                break
-            matching = [d for d in provider.startup_dialogs if re.search(d.pattern, screen, re.MULTILINE)]
-            assert len(matching) <= 1, [d.name for d in matching]
-            if matching and time.monotonic() - since >= 0.5:
-                assert report.status == TerminalStatus.WAITING_USER_ANSWER, report
-                answered.append(matching[0].name)
-                assert answered.count(matching[0].name) <= 2, f"{matching[0].name} not accepted:\n{screen}"
-                backend.send_keys(terminal.id, list(matching[0].keys))
-                last = None
-            time.sleep(0.05)
-        else:
-            raise AssertionError(f"not ready after answering {answered}:\n{last}")
+        answered, _ = accept_startup_dialogs(provider, lambda: backend.capture(terminal.id),
+                                             lambda keys: backend.send_keys(terminal.id, keys), timeout=40)
     finally:
         backend.unwatch(terminal.id)
         backend.kill_terminal(terminal.id)

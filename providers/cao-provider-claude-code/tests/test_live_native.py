@@ -8,52 +8,17 @@ the moment the kernel reports ``completed``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import AgentProfile, CreateTerminalRequest, StatusReport, TerminalStatus, hookimpl
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
+from cao_testkit.live_terminal import Transitions, wait_for_evidence
 from cao_testkit.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
-
-
-class Transitions:
-    """Every status change the kernel reports, with the time it was made."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[float, StatusReport]] = []
-
-    @hookimpl
-    def cao_after_status_changed(self, terminal, new):  # noqa: ANN001
-        self.seen.append((time.time(), new))
-
-    def after(self, moment: float) -> list[tuple[float, StatusReport]]:
-        return [(at, report) for at, report in self.seen if at >= moment]
-
-    def first(self, status: TerminalStatus, moment: float) -> tuple[float, StatusReport]:
-        found = [(at, r) for at, r in self.after(moment) if r.status == status]
-        assert found, f"no {status.value} after the input: {self.describe(moment)}"
-        return found[0]
-
-    def describe(self, moment: float) -> list[str]:
-        return [f"+{at - moment:.3f}s {r.status.value}: {r.evidence}" for at, r in self.after(moment)]
-
-
-async def _evidence(kernel, terminal_id: str, evidence: str, timeout: float) -> StatusReport:
-    deadline = time.monotonic() + timeout
-    seen = []
-    while time.monotonic() < deadline:
-        report = await kernel.get_status(terminal_id)
-        if report.evidence == evidence:
-            return report
-        if not seen or seen[-1] != report:
-            seen.append(report)
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"never saw evidence {evidence!r}: {seen}")
 
 
 def _kernel(make_kernel, **settings):
@@ -66,7 +31,7 @@ def _kernel(make_kernel, **settings):
 
 
 async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
-        make_kernel, workdir, claude_sandbox, model_server):
+        make_kernel, workdir, live_sandbox, model_server):
     first, second = "First answer: three files changed.", "Second answer, on its own."
     model_server.script.add(think(1.0, first), reply(second))
     kernel, transitions = _kernel(make_kernel)
@@ -81,7 +46,7 @@ async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
         await kernel.send_input(term.id, "Run the build and report.")
         # The kernel says processing as it types; the hook then confirms the turn began (same status,
         # new evidence: no change event, so read the status while the model thinks).
-        confirmed = await _evidence(kernel, term.id, "native: UserPromptSubmit", timeout=5)
+        confirmed = await wait_for_evidence(kernel, term.id, "native: UserPromptSubmit", timeout=5)
         assert confirmed.status == TerminalStatus.PROCESSING
         report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
         done_at, done = transitions.first(TerminalStatus.COMPLETED, sent)
@@ -103,10 +68,10 @@ async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
         model_server.script.assert_done()
 
         # The hooks live in the runtime folder; the sandboxed user's own settings were never written.
-        assert not (claude_sandbox.home / ".claude" / "settings.json").exists()
+        assert not (live_sandbox.home / ".claude" / "settings.json").exists()
 
 
-async def test_screen_only_latency_for_comparison(make_kernel, workdir, claude_sandbox, model_server):
+async def test_screen_only_latency_for_comparison(make_kernel, workdir, live_sandbox, model_server):
     """The same turn with the channel off: completed comes from the screen, and no hooks are written."""
     answer = "First answer: three files changed."
     model_server.script.add(think(1.0, answer))

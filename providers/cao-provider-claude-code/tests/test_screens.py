@@ -7,7 +7,6 @@ Code: dialog evidence, grey hints in the input box, typed input, spinners of any
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,24 +16,16 @@ from hypothesis import strategies as st
 from cao_hookspecs import TerminalStatus
 from cao_provider_claude_code.provider import TESTED_VERSIONS
 from cao_provider_claude_code.screen import detect_status, extract_last_message, parse_screen
+from cao_testkit.recorded_screens import manifest_entries, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
 
 
-def _recorded() -> list[tuple[str, str, dict]]:
-    cases = []
-    for manifest_path in sorted(SCREENS.glob("*/manifest.json")):
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        for name, entry in manifest["screens"].items():
-            cases.append((manifest["version"], name, entry))
-    return cases
-
-
-RECORDED = _recorded()
+RECORDED = manifest_entries(SCREENS)
 
 
 def screen_of(version: str, name: str) -> str:
-    return (SCREENS / version / f"{name}.txt").read_text(encoding="utf-8")
+    return screen_text(SCREENS, version, name)
 
 
 def test_dialog_evidence_names_the_dialog():

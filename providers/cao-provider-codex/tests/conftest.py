@@ -1,12 +1,12 @@
 """Fixtures for the codex provider's tests: private tmux servers, and the real Codex CLI (installed from
-npm once per machine) talking to a scripted Responses API server on 127.0.0.1."""
+npm once per machine) talking to a scripted Responses API server on 127.0.0.1. ``workdir`` comes from
+``cao_testkit``."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile
 from cao_provider_codex.provider import TESTED_VERSIONS
+from cao_testkit.kernels import LiveKernels
 
 CODEX_PACKAGE = "@openai/codex"
 CODEX_VERSION = TESTED_VERSIONS[-1]
@@ -21,14 +22,6 @@ CODEX_VERSION = TESTED_VERSIONS[-1]
 KEY_VARIABLE = "CAO_SCRIPTED_OPENAI_KEY"
 #: A model name Codex has no metadata for: it keeps it as given (a known name may be migrated).
 MODEL = "scripted"
-SCREENS = Path(__file__).parent / "screens"
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> str:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return str(folder)
 
 
 @pytest.fixture(scope="session")
@@ -53,33 +46,13 @@ def scripted_profile(base_url: str, name: str = "coder", **fields: Any) -> Agent
     return AgentProfile(name=name, provider="codex", model=MODEL, codex_config=codex_config, **fields)
 
 
-class LiveCodex:
-    """One live test's world: the scripted model server, a sandboxed environment with the real Codex
-    on PATH, and kernels that run it on the test's private tmux server."""
+class LiveCodex(LiveKernels):
+    """One live test's world, with the real Codex on PATH."""
 
-    def __init__(self, server: Any, tmux_socket: str, cao_home: Path) -> None:
-        self.server = server
-        self.script = server.script
-        self.tmux_socket = tmux_socket
-        self.cao_home = cao_home
+    provider = "codex"
 
     def profile(self, name: str = "coder", **fields: Any) -> AgentProfile:
         return scripted_profile(self.server.base_url, name, **fields)
-
-    def kernel(self, *plugins: str, **settings: str) -> Any:
-        from cao_kernel.kernel import Kernel
-        from cao_kernel.plugins import LoadPolicy
-
-        return Kernel(policy=LoadPolicy(only=plugins or ("tmux", "codex", "inbox_sqlite")),
-                      home=self.cao_home, settings={"CAO_TMUX_SOCKET": self.tmux_socket, **settings})
-
-    def serve(self, kernel: Any) -> Any:
-        """``serve_in_thread(kernel)`` with the kernel's plugin routes mounted the way ``cao server`` mounts
-        them: the agents' cao-mcp-server relays to ``/mcp`` and reports in there. Without ``/mcp`` a profile
-        with cao's MCP server would wait at its readiness gate until it times out."""
-        from cao_testkit.serve import serve_in_thread
-
-        return serve_in_thread(kernel, extra_routes=list(kernel.routes.values()))
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-S", self.tmux_socket, *args], capture_output=True, text=True,
@@ -95,35 +68,28 @@ def live_codex(codex_cli: Any, tmux_socket: str, cao_home: Path, tmp_path: Path,
     from cao_testkit.models.cli import make_sandbox
     from cao_testkit.models.openai import OpenAIServer
 
-    server = OpenAIServer(models=(MODEL,)).start()
-    try:
+    with OpenAIServer(models=(MODEL,)) as server:
         sandbox = make_sandbox(tmp_path / "sandbox", env={KEY_VARIABLE: "sk-scripted-" + os.urandom(4).hex()},
                                path=[codex_cli.bin_dir])
         sandbox.apply(monkeypatch)
-        yield LiveCodex(server, tmux_socket, cao_home)
-    finally:
-        server.close()
+        yield LiveCodex(server, tmux_socket, cao_home, sandbox)
     server.assert_healthy()
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    """Poll ``predicate`` until it returns something truthy (tests only; the kernel itself never polls)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:g} s")
-        time.sleep(interval)
 
 
 @pytest.fixture
 def fake_codex(tmp_path, monkeypatch) -> Path:
     """A stand-in ``codex`` program named by the override variable: these tests never run it."""
-    program = tmp_path / "bin" / "codex"
-    program.parent.mkdir()
-    program.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
-    program.chmod(0o755)
+    from cao_testkit.launching import noop_program
+
+    program = noop_program(tmp_path / "bin" / "codex")
     monkeypatch.setenv("CAO_CODEX_BIN", str(program))
     return program
+
+
+@pytest.fixture
+def user_home(tmp_path, monkeypatch) -> Path:
+    """The user's own Codex home (empty unless a test writes into it); never the real one."""
+    home = tmp_path / "user-codex"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    return home

@@ -56,9 +56,7 @@ async def test_launch_reaches_idle_and_a_turn_ends_with_the_exact_answer(live_co
 async def test_thinking_is_processing_then_completed_and_a_second_turn_is_not_confused(live_codex, workdir):
     live_codex.script.add(reply("First answer."), think(3, "Second answer, after thinking."))
     async with live_codex.kernel() as kernel:
-        kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=workdir))
+        term = await live_codex.start_session(kernel, workdir)
         await kernel.send_input(term.id, "one")
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
         assert await kernel.get_output(term.id, "last") == "First answer."
@@ -79,9 +77,7 @@ async def test_thinking_is_processing_then_completed_and_a_second_turn_is_not_co
 async def test_model_error_is_reported_as_error_with_the_message(live_codex, workdir):
     live_codex.script.add(fail(400, "scripted refusal: context too long"))
     async with live_codex.kernel() as kernel:
-        kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=workdir))
+        term = await live_codex.start_session(kernel, workdir)
         await kernel.send_input(term.id, "please fail")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=20)
         assert "scripted refusal: context too long" in report.evidence
@@ -124,9 +120,7 @@ async def test_a_folder_inside_a_git_repository_starts_without_the_trust_dialog(
     (repo / "src" / "pkg").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     async with live_codex.kernel() as kernel:
-        kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=str(repo / "src" / "pkg")))
+        term = await live_codex.start_session(kernel, str(repo / "src" / "pkg"))
         assert term.status == TerminalStatus.IDLE
         assert "Trust this folder" not in await kernel.get_output(term.id, "full")
         # Answering the dialog would have made Codex save a trust decision for the repository root.

@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from datetime import UTC, datetime
 
 import pytest
 
-from cao_hookspecs import LaunchContext, Terminal, TerminalStatus
+from cao_hookspecs import LaunchContext, Terminal
 from cao_provider_codex.codex_home import HOME_DIR
 from cao_provider_codex.provider import codex_provider
+from cao_testkit.startup_dialogs import accept_startup_dialogs
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]
 
@@ -53,27 +53,9 @@ def _start_without_answers(live_codex, tmp_path) -> None:  # noqa: ANN001
 def test_startup_dialogs_are_accepted_by_their_keys(live_codex, tmp_path):
     provider = codex_provider()
     _start_without_answers(live_codex, tmp_path)
-    answered: list[str] = []
-    last, since = None, time.monotonic()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        screen = live_codex.tmux("capture-pane", "-p", "-t", "dialogs")
-        if screen != last:
-            last, since = screen, time.monotonic()
-        report = provider.detect_status(screen)
-        if report.status == TerminalStatus.IDLE:
-            break
-        matching = [d for d in provider.startup_dialogs if re.search(d.pattern, screen, re.MULTILINE)]
-        assert len(matching) <= 1, [d.name for d in matching]
-        if matching and time.monotonic() - since >= 0.5:
-            assert report.status == TerminalStatus.WAITING_USER_ANSWER, report
-            answered.append(matching[0].name)
-            assert answered.count(matching[0].name) <= 2, f"{matching[0].name} not accepted:\n{screen}"
-            live_codex.tmux("send-keys", "-t", "dialogs", *matching[0].keys)
-            last = None
-        time.sleep(0.05)
-    else:
-        raise AssertionError(f"not ready after answering {answered}:\n{last}")
+    answered, last = accept_startup_dialogs(
+        provider, lambda: live_codex.tmux("capture-pane", "-p", "-t", "dialogs"),
+        lambda keys: live_codex.tmux("send-keys", "-t", "dialogs", *keys), timeout=60)
     assert set(answered) == {"update-prompt", "trust-folder"}, answered
     # "Skip" was chosen: Codex went on to its prompt, leaving only a banner about the release, which no
     # dialog pattern may take for the prompt itself.

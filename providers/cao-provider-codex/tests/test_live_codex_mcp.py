@@ -9,6 +9,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, MessageState, TerminalStatus
 from cao_testkit.models.script import call_tool, respond
+from cao_testkit.serve import serve_in_thread
 
 # Generous: the first live test of a machine installs Codex from npm (about 400 MB) during its set-up.
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]
@@ -32,7 +33,7 @@ async def test_send_message_from_codex_reaches_another_terminals_inbox(live_code
     kernel = live_codex.kernel("tmux", "codex", "mock_cli", "inbox_sqlite", "server", "mcp")
     kernel.add_profile(live_codex.profile(mcp_servers={"cao": {"command": "cao-mcp-server"}}))
     kernel.add_profile(AgentProfile(name="listener", provider="mock_cli"))
-    with live_codex.serve(kernel) as running:
+    with serve_in_thread(kernel) as running:
         api = HttpKernel(running.url, timeout=60)
         try:
             listener = await api.create_session(CreateTerminalRequest(

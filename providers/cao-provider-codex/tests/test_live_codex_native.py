@@ -10,52 +10,19 @@ server writes it) to the moment the kernel first reports ``completed``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from cao_hookspecs import CreateTerminalRequest, StatusReport, TerminalStatus, hookimpl
+from cao_hookspecs import StatusReport, TerminalStatus
+from cao_testkit.live_terminal import Transitions, wait_for_evidence
 from cao_testkit.models.script import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.timeout(600)]
 
-
-class Transitions:
-    """Every status change the kernel reports, with the time it was made."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[float, StatusReport]] = []
-
-    @hookimpl
-    def cao_after_status_changed(self, terminal, new):  # noqa: ANN001
-        self.seen.append((time.time(), new))
-
-    def first(self, status: TerminalStatus, moment: float) -> tuple[float, StatusReport]:
-        found = [(at, r) for at, r in self.seen if at >= moment and r.status == status]
-        assert found, f"no {status.value} after the input: {self.describe(moment)}"
-        return found[0]
-
-    def describe(self, moment: float) -> list[str]:
-        return [f"+{at - moment:.3f}s {r.status.value}: {r.evidence}" for at, r in self.seen if at >= moment]
-
-
 NATIVE = "native: notify (agent-turn-complete)"
-
-
-async def _evidence(kernel, terminal_id: str, evidence: str, timeout: float = 2.0) -> StatusReport:
-    deadline = time.monotonic() + timeout
-    seen: list[StatusReport] = []
-    while time.monotonic() < deadline:
-        report = await kernel.get_status(terminal_id)
-        if report.evidence == evidence:
-            return report
-        if not seen or seen[-1] != report:
-            seen.append(report)
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"never saw evidence {evidence!r}: {seen}")
 
 
 async def _turn(live_codex, workdir: str,
@@ -66,16 +33,14 @@ async def _turn(live_codex, workdir: str,
     transitions = Transitions()
     async with live_codex.kernel(**settings) as kernel:
         kernel.register_plugin(transitions, name="transitions")
-        kernel.add_profile(live_codex.profile())
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=workdir))
+        term = await live_codex.start_session(kernel, workdir)
         config = Path(kernel.home.runtime) / "terminals" / term.id / "codex-home" / "config.toml"
         sent = time.time()
         await kernel.send_input(term.id, "What is the answer?")
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=30)
         done_at, done = transitions.first(TerminalStatus.COMPLETED, sent)
         if "CAO_NATIVE_SIGNALS" not in settings:
-            done = await _evidence(kernel, term.id, NATIVE)
+            done = await wait_for_evidence(kernel, term.id, NATIVE)
         assert await kernel.get_output(term.id, "last") == "The answer is 42."
         (turn,) = live_codex.server.turns()
 
@@ -85,7 +50,7 @@ async def _turn(live_codex, workdir: str,
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=30)
         transitions.first(TerminalStatus.COMPLETED, again)
         if "CAO_NATIVE_SIGNALS" not in settings:
-            await _evidence(kernel, term.id, NATIVE)
+            await wait_for_evidence(kernel, term.id, NATIVE)
         assert await kernel.get_output(term.id, "last") == "Second answer, on its own."
         live_codex.script.assert_done()
         return done_at - turn.at, done, config, transitions.describe(sent)

@@ -21,15 +21,6 @@ YOLO = "--dangerously-bypass-approvals-and-sandbox"
 pytestmark = pytest.mark.usefixtures("fake_codex")
 
 
-@pytest.fixture
-def user_home(tmp_path, monkeypatch) -> Path:
-    """The user's own Codex home (empty unless a test writes into it); never the real one."""
-    home = tmp_path / "user-codex"
-    home.mkdir()
-    monkeypatch.setenv("CODEX_HOME", str(home))
-    return home
-
-
 def context(tmp_path: Path, profile: AgentProfile | None = None, **fields) -> LaunchContext:
     terminal = Terminal(id="0123abcd", name="dev-0001", session_name="cao-s", provider="codex",
                         agent_profile="dev")

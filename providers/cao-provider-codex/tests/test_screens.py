@@ -7,7 +7,6 @@ colour codes, and answers of any shape.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,24 +16,16 @@ from hypothesis import strategies as st
 from cao_hookspecs import TerminalStatus
 from cao_provider_codex.provider import TESTED_VERSIONS
 from cao_provider_codex.screen import detect_status, extract_last_message
+from cao_testkit.recorded_screens import manifest_entries, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
 
 
-def _recorded() -> list[tuple[str, str, dict]]:
-    cases = []
-    for manifest_path in sorted(SCREENS.glob("*/manifest.json")):
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        for name, entry in manifest["screens"].items():
-            cases.append((manifest["version"], name, entry))
-    return cases
-
-
-RECORDED = _recorded()
+RECORDED = manifest_entries(SCREENS)
 
 
 def screen(name: str, version: str = TESTED_VERSIONS[-1]) -> str:
-    return (SCREENS / version / f"{name}.txt").read_text(encoding="utf-8")
+    return screen_text(SCREENS, version, name)
 
 
 @pytest.mark.parametrize(("name", "evidence"), [

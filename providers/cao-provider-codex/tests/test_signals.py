@@ -21,14 +21,6 @@ COMMAND = ["/venv/bin/python", "-I", "-S", "/x/signal_send.py", "--socket", "/h/
 pytestmark = pytest.mark.usefixtures("fake_codex")
 
 
-@pytest.fixture
-def user_home(tmp_path, monkeypatch) -> Path:
-    home = tmp_path / "user-codex"
-    home.mkdir()
-    monkeypatch.setenv("CODEX_HOME", str(home))
-    return home
-
-
 def context(tmp_path: Path, env: dict[str, str], profile: AgentProfile | None = None) -> LaunchContext:
     terminal = Terminal(id="0123abcd", name="dev-0001", session_name="cao-s", provider="codex",
                         agent_profile="dev")

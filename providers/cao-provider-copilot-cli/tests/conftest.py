@@ -5,22 +5,22 @@ Live tests (marked ``live_cli``) run the real Copilot CLI, installed from npm on
 custom model provider when ``COPILOT_PROVIDER_BASE_URL`` is set: here a scripted Anthropic Messages
 server on 127.0.0.1, with ``COPILOT_OFFLINE=true`` and an unreachable proxy for everything else, so no
 GitHub account is needed and nothing leaves the machine. ``CAO_LIVE_COPILOT_CLI_VERSION`` picks
-another release to try.
+another release to try. ``make_kernel`` comes from ``cao_testkit``, the model server and ``cao_server``
+from ``cao_testkit.live_fixtures``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cao_provider_copilot_cli.provider import TESTED_VERSIONS
+from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: F401 (fixture)
+from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 
 PACKAGE = "@github/copilot"
-VERSION_ENV = "CAO_LIVE_COPILOT_CLI_VERSION"
 #: A model Copilot knows (so it applies that model's settings); the scripted server answers for any name.
 MODEL = "claude-sonnet-4"
 #: Variables that would point Copilot at the user's GitHub account, config folder or permissions.
@@ -31,9 +31,6 @@ ACCOUNT_VARS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST", "
 PROVIDER_VARS = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_API_KEY",
                  "COPILOT_OFFLINE", "COPILOT_MODEL")
 
-
-def live_version() -> str:
-    return os.environ.get(VERSION_ENV) or TESTED_VERSIONS[-1]
 
 
 def pkg_cache() -> Path:
@@ -47,22 +44,11 @@ def pkg_cache() -> Path:
 @pytest.fixture(scope="session")
 def copilot_cli():
     """The real Copilot CLI (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli, live_version
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("COPILOT_PKG_CACHE_HOME", str(pkg_cache()))
-        return install_npm_cli(PACKAGE, live_version(), "copilot")
-
-
-@pytest.fixture
-def model_server() -> Iterator:
-    """A scripted Anthropic Messages API; add turns with ``model_server.script.add(...)``."""
-    from cao_testkit.models import Script
-    from cao_testkit.models.anthropic import AnthropicServer
-
-    with AnthropicServer(Script()) as server:
-        yield server
-    server.assert_healthy()
+        return install_npm_cli(PACKAGE, live_version("copilot_cli", TESTED_VERSIONS), "copilot")
 
 
 def copilot_env(server, cli) -> dict[str, str]:
@@ -95,7 +81,7 @@ def seed_first_launch(home: Path) -> None:
 
 
 @pytest.fixture
-def copilot_sandbox(tmp_path, model_server, copilot_cli, monkeypatch):
+def live_sandbox(tmp_path, model_server, copilot_cli, monkeypatch):  # noqa: F811 (the imported fixture)
     """A sandboxed HOME wired to the scripted server, applied to this test's environment."""
     from cao_testkit.models.cli import make_sandbox
 
@@ -110,47 +96,16 @@ def copilot_sandbox(tmp_path, model_server, copilot_cli, monkeypatch):
 
 
 @pytest.fixture
-def signed_out(copilot_sandbox, monkeypatch):
+def signed_out(live_sandbox, monkeypatch):
     """The sandbox without a model provider: Copilot would need a GitHub account, and has none."""
     for name in PROVIDER_VARS:
         monkeypatch.delenv(name, raising=False)
-    return copilot_sandbox
+    return live_sandbox
 
 
 @pytest.fixture
-def make_kernel(tmux_socket, cao_home):
-    """Build kernels that run Copilot CLI on the private tmux server."""
-    from cao_kernel.kernel import Kernel
-    from cao_kernel.plugins import LoadPolicy
-
-    def make(*plugins: str, **settings: str):
-        return Kernel(
-            policy=LoadPolicy(only=plugins or ("tmux", "copilot_cli", "inbox_sqlite")),
-            home=cao_home,
-            settings={"CAO_TMUX_SOCKET": tmux_socket, "CAO_DEFAULT_PROVIDER": "copilot_cli", **settings},
-        )
-
-    return make
-
-
-@pytest.fixture
-def workdir(copilot_sandbox):
+def workdir(live_sandbox):
     """The working folder, inside the sandbox's HOME (Copilot shows it as ``~/project``)."""
-    folder = copilot_sandbox.home / "project"
+    folder = live_sandbox.home / "project"
     folder.mkdir()
     return str(folder)
-
-
-# -- a real cao-server (for MCP tools called by the real agent) -------------------------------------
-
-@pytest.fixture
-def cao_server(copilot_sandbox, cao_home, tmp_path) -> Iterator:
-    """A real cao-server with the Copilot CLI provider, started in the live sandbox's environment.
-
-    Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
-    """
-    from cao_testkit.server_process import live_server_plugins, run_cao_server
-
-    plugins = live_server_plugins("copilot_cli")
-    with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_COPILOT_CLI_BIN",)) as server:
-        yield server

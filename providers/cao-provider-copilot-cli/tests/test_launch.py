@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cao_hookspecs import AgentProfile, CreateTerminalRequest, LaunchContext, Terminal
+from cao_hookspecs import AgentProfile, CreateTerminalRequest
 from cao_provider_copilot_cli.launch import (
     AGENT_DIR,
     CATEGORIES,
@@ -23,6 +22,8 @@ from cao_provider_copilot_cli.launch import (
     resolve_binary,
     tool_args,
 )
+from cao_testkit.files import file_bytes
+from cao_testkit.launching import launch_context, noop_program, user_machine
 
 
 @pytest.fixture
@@ -32,33 +33,17 @@ def fake_copilot(tmp_path, monkeypatch):
     (home / ".copilot" / "agents").mkdir(parents=True)
     (home / ".copilot" / "config.json").write_text('{"firstLaunchAt": "2025-01-01T00:00:00.000Z"}')
     (home / ".copilot" / "mcp-config.json").write_text('{"mcpServers": {}}')
-    program = tmp_path / "bin" / "copilot"
-    program.parent.mkdir()
-    program.write_text("#!/bin/sh\nexit 0\n")
-    program.chmod(0o755)
-    for name in list(os.environ):
-        if name.startswith("COPILOT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CAO_COPILOT_CLI_BIN", str(program))
+    program = noop_program(tmp_path / "bin" / "copilot")
+    user_machine(monkeypatch, home, binary_env="CAO_COPILOT_CLI_BIN", program=program, leaky=("COPILOT_",))
     return home
 
 
 def ctx(tmp_path, profile=None, **kw):
-    terminal = Terminal(id="0123abcd", name="dev-1a2b", session_name="cao-x", provider="copilot_cli",
-                        agent_profile=profile.name if profile else "dev")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return LaunchContext(terminal=terminal, profile=profile, working_directory=str(work),
-                         runtime_dir=str(tmp_path / "runtime"), **kw)
-
-
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return launch_context(tmp_path, "copilot_cli", profile, **kw)
 
 
 def test_full_profile_becomes_the_command_line(fake_copilot, tmp_path):
-    before = _snapshot(fake_copilot)
+    before = file_bytes(fake_copilot)
     profile = AgentProfile(name="dev", description='Writes code: "carefully"',
                            system_prompt="  You write code.\n")
     servers = {"cao-mcp-server": {"command": "/opt/cao-mcp-server", "args": ["--stdio"],
@@ -84,7 +69,7 @@ def test_full_profile_becomes_the_command_line(fake_copilot, tmp_path):
     }}}
     # Everything lives in the runtime folder the kernel writes; the user's Copilot folder is untouched.
     assert not runtime.exists()
-    assert _snapshot(fake_copilot) == before
+    assert file_bytes(fake_copilot) == before
     assert "COPILOT_HOME" not in plan.env
 
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
-from cao_kernel.errors import AgentFailed
+from cao_testkit.live_terminal import failed_start, run_turn, start_idle
 from cao_testkit.models import call_tool, reply, respond, think
+from cao_testkit.tmux import PaneWatch
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
 
@@ -24,22 +22,13 @@ def _profile(kernel, name="developer", **fields):
     return kernel
 
 
-async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, copilot_sandbox,
+async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir, live_sandbox,
                                                                          model_server):
     answer = "All done: the build passes and 3 files changed."
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
     async with _profile(make_kernel()) as kernel:
-        started = time.monotonic()
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="developer", working_directory=workdir))
-        ready_after = time.monotonic() - started
-        assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
-        assert ready_after < 20
-
-        await kernel.send_input(term.id, "Run the build and report.")
-        processing = await kernel.wait_for_status(term.id, {TerminalStatus.PROCESSING}, timeout=5)
-        assert processing.status == TerminalStatus.PROCESSING
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        term = await start_idle(kernel, workdir)
+        report = await run_turn(kernel, term.id, "Run the build and report.")
         assert report.evidence
         assert await kernel.get_output(term.id, "last") == answer
 
@@ -57,7 +46,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
         model_server.script.assert_done()
 
         # The user's Copilot folder got no agent, MCP or trust entry from cao.
-        copilot_home = copilot_sandbox.home / ".copilot"
+        copilot_home = live_sandbox.home / ".copilot"
         assert not (copilot_home / "agents").exists()
         assert not (copilot_home / "mcp-config.json").exists()
         assert "trustedFolders" not in (copilot_home / "config.json").read_text()
@@ -66,7 +55,7 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
         await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=15)
 
 
-async def test_a_tool_call_then_the_answer(make_kernel, workdir, copilot_sandbox, model_server):
+async def test_a_tool_call_then_the_answer(make_kernel, workdir, live_sandbox, model_server):
     model_server.script.add(
         call_tool("bash", {"command": "echo made > made.txt && cat made.txt", "description": "Make a file"}),
         respond(lambda conv: reply("The file says: " + conv.last_tool_result.output.split()[0])),
@@ -81,72 +70,36 @@ async def test_a_tool_call_then_the_answer(make_kernel, workdir, copilot_sandbox
         assert (Path(workdir) / "made.txt").read_text() == "made\n"
 
 
-def _first_seen(socket: str, text: str, stop: threading.Event, seen: list[float]) -> None:
-    """Poll every pane of the private tmux server until ``text`` shows; note when it first did."""
-    while not stop.is_set() and not seen:
-        panes = subprocess.run(["tmux", "-S", socket, "list-panes", "-a", "-F", "#{pane_id}"],
-                               capture_output=True, text=True, check=False).stdout.split()
-        for pane in panes:
-            shown = subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", pane],
-                                   capture_output=True, text=True, check=False).stdout
-            if text in shown:
-                seen.append(time.monotonic())
-        time.sleep(0.02)
-
-
 async def test_a_start_that_cannot_sign_in_is_an_error_within_two_seconds(make_kernel, workdir, signed_out,
                                                                            tmux_socket):
     """No model provider and no GitHub account: Copilot starts, then asks to /login. The kernel reports
     that as an error, with the screen, within 2 s of it being drawn (not after the start-up timeout)."""
-    stop, seen = threading.Event(), []
-    watcher = threading.Thread(target=_first_seen, args=(tmux_socket, "Please use /login", stop, seen),
-                               daemon=True)
     async with _profile(make_kernel()) as kernel:
-        await kernel.start()
-        watcher.start()
-        try:
-            with pytest.raises(AgentFailed) as failed:
-                await kernel.create_session(CreateTerminalRequest(
-                    agent_profile="developer", working_directory=workdir))
-            raised = time.monotonic()
-        finally:
-            stop.set()
-            watcher.join(5)
-    message = str(failed.value)
+        failed = await failed_start(kernel, workdir, tmux_socket=tmux_socket, sign="Please use /login")
+    message = failed.message
     assert "not signed in" in message, message
     assert "--- last screen ---" in message and "Please use /login to sign in to use Copilot" in message
-    assert seen, "the sign-in request never showed on screen"
-    assert raised - seen[0] < 2.0, f"reported {raised - seen[0]:.2f} s after the screen showed it"
+    assert failed.seen_at is not None, "the sign-in request never showed on screen"
+    late = failed.raised_at - failed.seen_at
+    assert late < 2.0, f"reported {late:.2f} s after the screen showed it"
 
 
-async def test_a_cli_that_exits_at_start_up_is_reported_with_its_screen(make_kernel, workdir, copilot_sandbox,
+async def test_a_cli_that_exits_at_start_up_is_reported_with_its_screen(make_kernel, workdir, live_sandbox,
                                                                          monkeypatch, tmux_socket):
     # Offline mode without a model provider: Copilot prints why and exits.
     monkeypatch.delenv("COPILOT_PROVIDER_BASE_URL")
-    stop, seen = threading.Event(), []
-    watcher = threading.Thread(target=_first_seen, args=(tmux_socket, "Offline mode requires", stop, seen),
-                               daemon=True)
     async with _profile(make_kernel()) as kernel:
-        await kernel.start()
-        watcher.start()
-        try:
-            with pytest.raises(AgentFailed) as failed:
-                await kernel.create_session(CreateTerminalRequest(
-                    agent_profile="developer", working_directory=workdir))
-            raised = time.monotonic()
-        finally:
-            stop.set()
-            watcher.join(5)
-    message = str(failed.value)
+        failed = await failed_start(kernel, workdir, tmux_socket=tmux_socket, sign="Offline mode requires")
+    message = failed.message
     assert "Offline mode requires a local model provider" in message
     assert "--- last screen ---" in message
-    # An empty ``seen``: the kernel reported and removed the window before the watcher's next look (its
-    # rounds are slow on a loaded machine), so the report came within one round of the refusal, which
-    # the error's last screen shows (asserted above).
-    assert not seen or raised - seen[0] < 2.0
+    # Never seen: the kernel reported and removed the window before the watcher's next look (its rounds
+    # are slow on a loaded machine), so the report came within one round of the refusal, which the
+    # error's last screen shows (asserted above).
+    assert failed.seen_at is None or failed.raised_at - failed.seen_at < 2.0
 
 
-async def test_restricted_agent_trusts_the_folder_and_keeps_its_rules(make_kernel, workdir, copilot_sandbox,
+async def test_restricted_agent_trusts_the_folder_and_keeps_its_rules(make_kernel, workdir, live_sandbox,
                                                                        model_server, tmux_socket):
     """A profile allowing file tools and git: the trust dialog is answered by the kernel; git runs without a
     prompt, any other shell command waits for a person."""
@@ -154,20 +107,13 @@ async def test_restricted_agent_trusts_the_folder_and_keeps_its_rules(make_kerne
         call_tool("bash", {"command": "git --version", "description": "Git version"}),
         call_tool("bash", {"command": "touch unasked.txt", "description": "Touch a file"}),
     )
-    stop, seen = threading.Event(), []
-    watcher = threading.Thread(target=_first_seen, args=(tmux_socket, "Do you trust the files", stop, seen),
-                               daemon=True)
     kernel = _profile(make_kernel(), name="careful", allowed_tools=("fs_*", "shell(git:*)"))
     async with kernel:
         await kernel.start()
-        watcher.start()
-        try:
+        with PaneWatch(tmux_socket, "Do you trust the files") as watch:
             term = await kernel.create_session(CreateTerminalRequest(
                 agent_profile="careful", working_directory=workdir))
-        finally:
-            stop.set()
-            watcher.join(5)
-        assert seen, "the trust dialog never showed"
+        assert watch.seen_at is not None, "the trust dialog never showed"
         assert term.status == TerminalStatus.IDLE
         assert "Do you trust the files" not in await kernel.get_output(term.id, "full")
 

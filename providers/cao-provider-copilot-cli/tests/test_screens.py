@@ -7,7 +7,6 @@ on its own, tool rows that look like answers, the scrollbar, text typed into the
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -18,17 +17,18 @@ from hypothesis import strategies as st
 from cao_hookspecs import TerminalStatus
 from cao_provider_copilot_cli.provider import TESTED_VERSIONS
 from cao_provider_copilot_cli.screen import NOT_ANSWERS, detect_status, extract_last_message, parse_screen
+from cao_testkit.recorded_screens import manifest, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
 VERSION = TESTED_VERSIONS[-1]
 
 
 def screen_of(name: str, version: str = VERSION) -> str:
-    return (SCREENS / version / f"{name}.txt").read_text(encoding="utf-8")
+    return screen_text(SCREENS, version, name)
 
 
 def _manifest(version: str = VERSION) -> dict:
-    return json.loads((SCREENS / version / "manifest.json").read_text(encoding="utf-8"))["screens"]
+    return manifest(SCREENS, version)["screens"]
 
 
 RECORDED = sorted(_manifest())

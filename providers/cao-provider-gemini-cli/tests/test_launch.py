@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cao_hookspecs import AgentProfile, CreateTerminalRequest, LaunchContext, Terminal
+from cao_hookspecs import AgentProfile, CreateTerminalRequest
 from cao_provider_gemini_cli.launch import (
     MCP_TIMEOUT_MS,
     NATIVE_TOOLS,
@@ -20,6 +20,7 @@ from cao_provider_gemini_cli.launch import (
     tool_settings,
 )
 from cao_provider_gemini_cli.provider import gemini_cli_provider, model_endpoint
+from cao_testkit.launching import launch_context, noop_program, user_machine
 
 KEY = "AIzaSyUsersOwnKey0000000000000000000000"
 ALL_NATIVE = sorted(tool for tools in NATIVE_TOOLS.values() for tool in tools)
@@ -43,26 +44,15 @@ def user_home(tmp_path, monkeypatch):
         "tools": {"exclude": ["web_fetch"], "allowed": ["run_shell_command(git)"]},
         "general": {"vimMode": True},
     }))
-    program = tmp_path / "bin" / "gemini"
-    program.parent.mkdir()
-    program.write_text("#!/bin/sh\nexit 0\n")
-    program.chmod(0o755)
-    for name in list(os.environ):
-        if name.startswith(("GEMINI_", "GOOGLE_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CAO_GEMINI_CLI_BIN", str(program))
+    program = noop_program(tmp_path / "bin" / "gemini")
+    user_machine(monkeypatch, home, binary_env="CAO_GEMINI_CLI_BIN", program=program,
+                 leaky=("GEMINI_", "GOOGLE_"))
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     return home
 
 
 def ctx(tmp_path, profile=None, **kw):
-    terminal = Terminal(id="0123abcd", name="dev-1a2b", session_name="cao-x", provider="gemini_cli",
-                        agent_profile=profile.name if profile else "dev")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return LaunchContext(terminal=terminal, profile=profile, working_directory=str(work),
-                         runtime_dir=str(tmp_path / "runtime"), **kw)
+    return launch_context(tmp_path, "gemini_cli", profile, **kw)
 
 
 def settings_of(plan) -> dict:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import threading
 import time
 from pathlib import Path
-from typing import Self
 
 import pytest
 
-from cao_hookspecs import CreateTerminalRequest, TerminalStatus, hookimpl
-from cao_kernel.errors import AgentFailed
+from cao_hookspecs import TerminalStatus, hookimpl
+from cao_testkit.live_terminal import failed_start, run_turn, start_idle
 from cao_testkit.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(120)]
@@ -42,16 +39,8 @@ async def test_launch_reaches_idle_and_turns_complete_with_their_answers(live_ge
     async with live_gemini.kernel() as kernel:
         kernel.register_plugin(log, name="status_log")
         kernel.add_profile(live_gemini.profile())
-        started = time.monotonic()
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=workdir))
-        assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
-        assert time.monotonic() - started < 20
-
-        await kernel.send_input(term.id, "Run the build and report.")
-        processing = await kernel.wait_for_status(term.id, {TerminalStatus.PROCESSING}, timeout=5)
-        assert processing.status == TerminalStatus.PROCESSING
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=30)
+        term = await start_idle(kernel, workdir, "coder")
+        report = await run_turn(kernel, term.id, "Run the build and report.", timeout=30)
         assert "Run the build and report." in report.evidence
         assert await kernel.get_output(term.id, "last") == answer, log
 
@@ -78,48 +67,17 @@ async def test_launch_reaches_idle_and_turns_complete_with_their_answers(live_ge
         assert "exited" in exited.evidence
 
 
-class _ExitWatch:
-    """Notes when a pane of the private tmux server first shows ``sign`` (the CLI's dying words), by
-    polling capture-pane from a thread: the moment the kernel's 2 s start from."""
-
-    def __init__(self, socket: str, sign: str) -> None:
-        self.socket, self.sign = socket, sign
-        self.seen_at: float | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=False)
-        return done.stdout
-
-    def _run(self) -> None:
-        while not self._stop.is_set() and self.seen_at is None:
-            for pane in self._tmux("list-panes", "-a", "-F", "#{pane_id}").split():
-                if self.sign in self._tmux("capture-pane", "-p", "-t", pane):
-                    self.seen_at = time.monotonic()
-            time.sleep(0.02)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-
 async def test_a_cli_that_refuses_its_command_line_is_an_error_within_two_seconds(live_gemini, workdir):
     async with live_gemini.kernel() as kernel:
         kernel.add_profile(live_gemini.profile(name="odd", permission_mode="autopilot"))
-        await kernel.start()
-        with _ExitWatch(live_gemini.tmux_socket, "Show help") as watch, pytest.raises(AgentFailed) as failed:
-            await kernel.create_session(CreateTerminalRequest(agent_profile="odd", working_directory=workdir))
-        failed_at = time.monotonic()
+        # Usage printed, the CLI's dying words: the moment the kernel's 2 s start from.
+        failed = await failed_start(kernel, workdir, "odd", tmux_socket=live_gemini.tmux_socket,
+                                    sign="Show help")
         # Gemini CLI needs a few seconds to load before it prints its usage and exits; from then on the
         # kernel has 2 s to report it.
-        assert watch.seen_at is not None, str(failed.value)
-        assert failed_at - watch.seen_at < 2.0
-        message = str(failed.value)
+        assert failed.seen_at is not None, failed.message
+        assert failed.raised_at - failed.seen_at < 2.0
+        message = failed.message
         assert "--- last screen ---" in message
         assert 'Given: "autopilot"' in message and "Show help" in message
         assert not await kernel.list_sessions()
@@ -133,6 +91,7 @@ def test_startup_dialogs_are_answered_by_their_keys(live_gemini, private_tmux, t
 
     from cao_hookspecs import LaunchContext, Terminal, TerminalLaunch
     from cao_provider_gemini_cli.provider import gemini_cli_provider
+    from cao_testkit.startup_dialogs import ScreenClock
     from cao_tmux.backend import TmuxBackend
 
     provider = gemini_cli_provider()
@@ -161,13 +120,9 @@ def test_startup_dialogs_are_answered_by_their_keys(live_gemini, private_tmux, t
     # only if it is still the live dialog 2 s later (a key that came too early is dropped).
     answered: list[str] = []
     answered_at = 0.0
-    last, since = None, time.monotonic()
-    deadline = time.monotonic() + 60
+    clock = ScreenClock(lambda: backend.capture(terminal.id), timeout=60)
     try:
-        while time.monotonic() < deadline:
-            screen = backend.capture(terminal.id)
-            if screen != last:
-                last, since = screen, time.monotonic()
+        for screen in clock:
             report = provider.detect_status(screen)
             if report.status == TerminalStatus.IDLE and "API key confirmation" in answered:
                 break
@@ -176,16 +131,15 @@ def test_startup_dialogs_are_answered_by_their_keys(live_gemini, private_tmux, t
             live = [d for d in provider.startup_dialogs if re.search(d.pattern, screen, re.MULTILINE)
                     and report.evidence == f"start-up dialog: {d.name}"]
             repeat = bool(live) and bool(answered) and answered[-1] == live[0].name
-            settled = time.monotonic() - since >= 0.5
+            settled = clock.still >= 0.5
             if live and settled and (not repeat or time.monotonic() - answered_at >= 2.0):
                 assert report.status == TerminalStatus.WAITING_USER_ANSWER, report
                 answered.append(live[0].name)
                 answered_at = time.monotonic()
                 assert answered.count(live[0].name) <= 2, f"{live[0].name} not accepted:\n{screen}"
                 backend.send_keys(terminal.id, list(live[0].keys))
-            time.sleep(0.05)
         else:
-            raise AssertionError(f"not ready after answering {answered}:\n{last}")
+            raise AssertionError(f"not ready after answering {answered}:\n{clock.last}")
     finally:
         backend.unwatch(terminal.id)
         backend.kill_terminal(terminal.id)

@@ -6,8 +6,8 @@ pin the rules that decide between close readings, and the properties the parsers
 
 from __future__ import annotations
 
-import json
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,14 +17,13 @@ from hypothesis import strategies as st
 from cao_hookspecs import TerminalStatus
 from cao_provider_gemini_cli.provider import TESTED_VERSIONS
 from cao_provider_gemini_cli.screen import detect_status, extract_last_message, parse_screen
+from cao_testkit.recorded_screens import manifest, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
 VERSION = TESTED_VERSIONS[-1]
-MANIFEST = json.loads((SCREENS / VERSION / "manifest.json").read_text(encoding="utf-8"))
-
-
-def screen(name: str) -> str:
-    return (SCREENS / VERSION / f"{name}.txt").read_text(encoding="utf-8")
+MANIFEST = manifest(SCREENS, VERSION)
+#: ``screen(name)``: the text of the newest tested version's screen ``name``.
+screen = partial(screen_text, SCREENS, VERSION)
 
 
 def rows(text: str) -> list[str]:

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cao_hookspecs import AgentProfile, LaunchContext, Terminal
+from cao_hookspecs import AgentProfile
 from cao_provider_kimi_cli.launch import (
     INSTALL_HINT,
     NATIVE_TOOLS,
@@ -23,6 +23,8 @@ from cao_provider_kimi_cli.launch import (
     yaml_text,
 )
 from cao_provider_kimi_cli.provider import kimi_cli_provider, model_endpoint
+from cao_testkit.files import file_bytes
+from cao_testkit.launching import launch_context, user_machine
 
 USER_CONFIG = """\
 default_model = "k2"
@@ -67,25 +69,14 @@ def user_home(tmp_path, monkeypatch):
     (share / "device_id").write_text("device-1")
     (share / "config.toml").write_text(USER_CONFIG)
     (share / "sessions").mkdir()
-    for name in list(os.environ):
-        if name.startswith(("KIMI_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CAO_KIMI_CLI_BIN", str(fake_kimi(tmp_path / "kimi-env", "1.51.0")))
+    program = fake_kimi(tmp_path / "kimi-env", "1.51.0")
+    user_machine(monkeypatch, home, binary_env="CAO_KIMI_CLI_BIN", program=program,
+                 leaky=("KIMI_", "OPENAI_"))
     return home
 
 
 def ctx(tmp_path, profile=None, **kw):
-    terminal = Terminal(id="0123abcd", name="dev-1a2b", session_name="cao-x", provider="kimi_cli",
-                        agent_profile=profile.name if profile else "dev")
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return LaunchContext(terminal=terminal, profile=profile, working_directory=str(work),
-                         runtime_dir=str(tmp_path / "runtime"), **kw)
-
-
-def _snapshot(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return launch_context(tmp_path, "kimi_cli", profile, **kw)
 
 
 def test_full_profile_becomes_the_command_line(user_home, tmp_path):
@@ -118,7 +109,7 @@ def test_full_profile_becomes_the_command_line(user_home, tmp_path):
 
 
 def test_private_share_folder_keeps_the_users_settings_and_never_writes_them(user_home, tmp_path):
-    before = _snapshot(user_home)
+    before = file_bytes(user_home)
     settings = {"loop_control": {"max_retries_per_step": 5}, "theme": "dark"}
     c = ctx(tmp_path, AgentProfile(name="dev", extra={"kimiConfig": settings}))
     plan = launch(c)
@@ -135,7 +126,7 @@ def test_private_share_folder_keeps_the_users_settings_and_never_writes_them(use
     assert linked == {"credentials": str(share / "credentials"), "device_id": str(share / "device_id"),
                       "plugins": str(share / "plugins")}
     assert not (private / "sessions").exists()
-    assert _snapshot(user_home) == before
+    assert file_bytes(user_home) == before
 
 
 def test_kimi_share_dir_names_the_users_folder(user_home, tmp_path, monkeypatch):

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
-from cao_kernel.errors import AgentFailed
+from cao_testkit.live_terminal import failed_start, run_turn, start_idle
 from cao_testkit.models import call_tool, reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
@@ -24,23 +22,14 @@ def _profile(kernel, name="developer", **fields):
     return kernel
 
 
-async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_kernel, workdir, kimi_sandbox,
+async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_kernel, workdir, live_sandbox,
                                                                            model_server):
     answer = "All done: the build passes and 3 files changed."
     second = "I listed the folder.\n\nNothing else needs doing."
     model_server.script.add(think(1.0, answer), call_tool("Shell", {"command": "ls"}), reply(second))
     async with _profile(make_kernel()) as kernel:
-        started = time.monotonic()
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="developer", working_directory=workdir))
-        ready_after = time.monotonic() - started
-        assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
-        assert ready_after < 20
-
-        await kernel.send_input(term.id, "Run the build and report.")
-        processing = await kernel.wait_for_status(term.id, {TerminalStatus.PROCESSING}, timeout=5)
-        assert processing.status == TerminalStatus.PROCESSING
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        term = await start_idle(kernel, workdir)
+        report = await run_turn(kernel, term.id, "Run the build and report.")
         assert "Run the build and report." in report.evidence
         assert await kernel.get_output(term.id, "last") == answer
 
@@ -60,7 +49,7 @@ async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_ke
         assert ran is not None and not ran.is_error
 
         # The user's own Kimi folder was never written: the CLI ran with a private share folder.
-        share = kimi_sandbox.home / ".kimi"
+        share = live_sandbox.home / ".kimi"
         assert sorted(p.name for p in share.iterdir()) == ["config.toml"]
         assert any(Path(os.environ["CAO_HOME_DIR"]).rglob("kimi-share/sessions"))
 
@@ -68,55 +57,29 @@ async def test_launch_reaches_idle_and_turns_complete_with_their_answers(make_ke
         await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=10)
 
 
-def _first_seen(tmux_socket: str, text: str, seen: dict[str, float], stop: threading.Event) -> None:
-    """Record when ``text`` first shows in any pane of the private tmux server (polled from outside)."""
-    while not stop.is_set() and "at" not in seen:
-        panes = subprocess.run(["tmux", "-S", tmux_socket, "list-panes", "-a", "-F", "#{pane_id}"],
-                               capture_output=True, text=True, check=False).stdout.split()
-        for pane in panes:
-            shown = subprocess.run(["tmux", "-S", tmux_socket, "capture-pane", "-p", "-t", pane],
-                                   capture_output=True, text=True, check=False).stdout
-            if text in shown:
-                seen["at"] = time.monotonic()
-                return
-        time.sleep(0.02)
-
-
 async def test_a_refused_config_is_an_error_within_two_seconds_of_its_screen(make_kernel, workdir,
-                                                                               kimi_sandbox, tmux_socket):
+                                                                               live_sandbox, tmux_socket):
     broken = AgentProfile(name="broken", provider="kimi_cli", extra={"kimiConfig": {"default_model": "nope"}})
-    seen: dict[str, float] = {}
-    stop = threading.Event()
     async with make_kernel() as kernel:
         kernel.add_profile(broken)
-        await kernel.start()
-        watcher = threading.Thread(target=_first_seen, daemon=True,
-                                   args=(tmux_socket, "Invalid configuration file", seen, stop))
-        watcher.start()
-        try:
-            with pytest.raises(AgentFailed) as failed:
-                await kernel.create_session(CreateTerminalRequest(
-                    agent_profile="broken", working_directory=workdir))
-            reported = time.monotonic()
-        finally:
-            stop.set()
-            watcher.join(5)
+        failed = await failed_start(kernel, workdir, "broken", tmux_socket=tmux_socket,
+                                    sign="Invalid configuration file")
     # Kimi needs a few seconds of its own to import itself and refuse; the kernel must report the refusal
     # within 2 s of it showing.
-    message = str(failed.value)
-    if "at" not in seen:
+    message = failed.message
+    if failed.seen_at is None:
         # The kernel reported and removed the window before the watcher's next look (a loaded machine
         # makes its rounds slow): the report came within one round of the refusal, which the error's
         # last screen must then show.
         assert "Invalid configuration file" in message, message
     else:
-        assert reported - seen["at"] < 2.0
+        assert failed.raised_at - failed.seen_at < 2.0
     assert "Default model nope not found in models" in message
     assert "--- last screen ---" in message
 
 
 async def test_a_restricted_profile_offers_only_its_tools_and_a_refused_key_is_an_error(
-        make_kernel, workdir, kimi_sandbox, model_server):
+        make_kernel, workdir, live_sandbox, model_server):
     from cao_testkit.models import fail
 
     model_server.script.add(fail(401, "Invalid API key", kind="invalid_api_key"))
@@ -175,7 +138,7 @@ def test_the_deprecation_stub_release_is_refused_before_it_starts(tmp_path, monk
     assert "deprecation notice" in report.evidence
 
 
-def test_start_up_gates_are_passed_with_their_keys(kimi_sandbox, private_tmux, tmp_path):
+def test_start_up_gates_are_passed_with_their_keys(live_sandbox, private_tmux, tmp_path):
     """With the update check's caches in place, Kimi stops at its gates; each matches exactly one of the
     provider's dialogs, and that dialog's key gets past it to the prompt.
 
@@ -186,6 +149,7 @@ def test_start_up_gates_are_passed_with_their_keys(kimi_sandbox, private_tmux, t
 
     from cao_hookspecs import LaunchContext, Terminal, TerminalLaunch
     from cao_provider_kimi_cli.provider import kimi_cli_provider
+    from cao_testkit.startup_dialogs import ScreenClock
     from cao_tmux.backend import TmuxBackend
 
     if shutil.which("unshare") is None:
@@ -195,7 +159,7 @@ def test_start_up_gates_are_passed_with_their_keys(kimi_sandbox, private_tmux, t
             "migration": {"version": "2.0.0", "min_cli_version": "0.0.0"}}
     seeds = {"update gate": {"latest_version.txt": "9.9.9\n"},
              "migration gate": {"kimi_code_tips.json": json.dumps(tips)}}
-    workdir = kimi_sandbox.home / "project"
+    workdir = live_sandbox.home / "project"
     workdir.mkdir()
     backend = TmuxBackend(home_dir=tmp_path / "cao-home", socket_path=private_tmux.socket_path,
                           config_file=private_tmux.config_file)
@@ -218,12 +182,8 @@ def test_start_up_gates_are_passed_with_their_keys(kimi_sandbox, private_tmux, t
                 # Answered the way the kernel answers: once the dialog has shown for half a second, and
                 # again two seconds later if it is still there (Kimi drops keys sent before it reads one).
                 answered: list[float] = []
-                last, since = None, time.monotonic()
-                deadline = time.monotonic() + 40
-                while time.monotonic() < deadline:
-                    screen = backend.capture(terminal.id)
-                    if screen != last:
-                        last, since = screen, time.monotonic()
+                clock = ScreenClock(lambda: backend.capture(terminal.id), timeout=40)
+                for screen in clock:
                     report = provider.detect_status(screen)
                     if report.status == TerminalStatus.IDLE:
                         break
@@ -231,16 +191,15 @@ def test_start_up_gates_are_passed_with_their_keys(kimi_sandbox, private_tmux, t
                                 if re.search(d.pattern, screen, re.MULTILINE)]
                     assert len(matching) <= 1, [d.name for d in matching]
                     due = not answered or time.monotonic() - answered[-1] >= 2.0
-                    if matching and due and time.monotonic() - since >= 0.5:
+                    if matching and due and clock.still >= 0.5:
                         assert matching[0].name == expected
                         assert report.status == TerminalStatus.WAITING_USER_ANSWER, report
                         assert report.evidence == f"start-up dialog: {expected}"
                         assert len(answered) < 2, f"{expected} not passed by its key:\n{screen}"
                         answered.append(time.monotonic())
                         backend.send_keys(terminal.id, list(matching[0].keys))
-                    time.sleep(0.05)
                 else:
-                    raise AssertionError(f"not at the prompt after answering {expected}:\n{last}")
+                    raise AssertionError(f"not at the prompt after answering {expected}:\n{clock.last}")
                 assert answered, f"{expected} never matched"
                 # Past the gate, it stays on screen above the prompt but no longer matches.
                 assert not [d for d in provider.startup_dialogs if re.search(d.pattern, screen, re.MULTILINE)]

@@ -8,7 +8,6 @@ detector said.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -19,28 +18,20 @@ from cao_hookspecs import TerminalStatus
 from cao_provider_kimi_cli.dialogs import STARTUP_DIALOGS
 from cao_provider_kimi_cli.provider import TESTED_VERSIONS
 from cao_provider_kimi_cli.screen import detect_status, extract_last_message
+from cao_testkit.recorded_screens import manifest_entries, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
 VERSION = TESTED_VERSIONS[-1]
 
 
-def _recorded() -> list[tuple[str, str, dict]]:
-    cases = []
-    for manifest_path in sorted(SCREENS.glob("*/manifest.json")):
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        for name, entry in manifest["screens"].items():
-            cases.append((manifest["version"], name, entry))
-    return cases
-
-
-RECORDED = _recorded()
+RECORDED = manifest_entries(SCREENS)
 COMPLETED = [(v, n) for v, n, e in RECORDED if e["status"] == "completed"]
 PROCESSING = [(v, n) for v, n, e in RECORDED if e["status"] == "processing"]
 IN_PROMPT = [(v, n, e["status"]) for v, n, e in RECORDED if not n.startswith(("dialog_", "exited_"))]
 
 
 def screen_of(version: str, name: str) -> str:
-    return (SCREENS / version / f"{name}.txt").read_text(encoding="utf-8")
+    return screen_text(SCREENS, version, name)
 
 
 def _rows(version: str, name: str) -> list[str]:

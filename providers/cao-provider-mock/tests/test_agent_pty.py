@@ -8,6 +8,8 @@ import signal
 import termios
 import time
 
+import pytest
+
 from cao_provider_mock.contract import reply_payload
 
 PROMPT = "\u276f ".encode()
@@ -16,13 +18,20 @@ PASTE_OFF = b"\x1b[?2004l"
 START, END = b"\x1b[200~", b"\x1b[201~"
 
 
-def _ready(agent):
+def _started(spawn_pty, *args):
+    """mock_cli started with ``args``, once it has drawn its ready line and prompt."""
+    agent = spawn_pty(*args)
     agent.expect(PASTE_ON + b"MockCli ready.\r\n" + PROMPT)
+    return agent
 
 
-def test_raw_mode_bracketed_paste_on_and_terminal_restored_on_exit(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+@pytest.fixture
+def agent(spawn_pty):
+    """mock_cli answering at once, ready."""
+    return _started(spawn_pty, "--delay-ms", "0")
+
+
+def test_raw_mode_bracketed_paste_on_and_terminal_restored_on_exit(agent):
     lflag = agent.mode()[3]
     assert not lflag & (termios.ECHO | termios.ICANON | termios.ISIG)
     assert not agent.mode()[0] & termios.ICRNL
@@ -32,18 +41,14 @@ def test_raw_mode_bracketed_paste_on_and_terminal_restored_on_exit(spawn_pty):
     assert agent.mode() == agent.original_mode
 
 
-def test_typed_text_is_echoed_once_and_answered(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_typed_text_is_echoed_once_and_answered(agent):
     agent.send(b"hello w")
     assert agent.expect(b"hello w") == b"hello w"
     agent.send(b"orld\r")
     assert agent.expect(PROMPT) == b"orld\r\n> MOCK: hello world\r\n" + PROMPT
 
 
-def test_backspace_edits_the_line(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_backspace_edits_the_line(agent):
     agent.send(b"abx\x7fc\x08d\r")
     out = agent.expect(PROMPT)
     assert out == b"abx\b \bc\b \bd\r\n> MOCK: abd\r\n" + PROMPT
@@ -52,9 +57,7 @@ def test_backspace_edits_the_line(spawn_pty):
     assert agent.expect(PROMPT) == "\u4e2d".encode() + b"\b\b  \b\bz\r\n> MOCK: z\r\n" + PROMPT
 
 
-def test_crlf_counts_as_one_enter_and_empty_input_just_reprints_the_prompt(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_crlf_counts_as_one_enter_and_empty_input_just_reprints_the_prompt(agent):
     agent.send(b"one\r\n")
     assert agent.expect(PROMPT) == b"one\r\n> MOCK: one\r\n" + PROMPT
     agent.send(b"\r")
@@ -67,8 +70,7 @@ def test_twenty_kib_multiline_paste_is_one_input(spawn_pty):
     lines = [f"line {i:04d} " + "x" * 100 for i in range(200)]
     text = "\n".join(lines)
     assert len(text.encode()) > 20 * 1024
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+    agent = _started(spawn_pty, "--delay-ms", "0")
     # Terminals turn pasted newlines into CR; the program reads them back as newlines of the paste.
     agent.send(START + text.replace("\n", "\r").encode() + END)
     assert agent.expect(b"]") == f"[Pasted text: 200 lines, {len(text)} chars]".encode()
@@ -86,9 +88,7 @@ def test_twenty_kib_multiline_paste_is_one_input(spawn_pty):
     assert hashlib.sha256(rebuilt.encode()).digest() == hashlib.sha256(text.encode()).digest()
 
 
-def test_paste_is_literal_even_with_control_keys_and_split_markers(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_paste_is_literal_even_with_control_keys_and_split_markers(agent):
     # Ctrl-C, Ctrl-D, Backspace and a CR inside a paste are text, and the end marker may arrive late.
     agent.send(START + b"a\x03b\x04c\x7fd\re" + END[:3])
     assert agent.quiet(0.2) == b""
@@ -98,25 +98,19 @@ def test_paste_is_literal_even_with_control_keys_and_split_markers(spawn_pty):
     assert "> MOCK: a^Cb^Dc^?d \u23ce e [2 lines, 9 chars]\r\n" in out
 
 
-def test_short_single_line_paste_is_echoed_verbatim(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_short_single_line_paste_is_echoed_verbatim(agent):
     agent.send(b"say " + START + b"pasted words" + END + b"!\r")
     assert agent.expect(PROMPT) == b"say pasted words!\r\n> MOCK: say pasted words!\r\n" + PROMPT
 
 
-def test_ctrl_c_while_idle_clears_the_line(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_ctrl_c_while_idle_clears_the_line(agent):
     agent.send(b"discard me\x03")
     assert agent.expect(PROMPT) == b"discard me^C\r\n" + PROMPT
     agent.send(b"kept\r")
     assert agent.expect(PROMPT) == b"kept\r\n> MOCK: kept\r\n" + PROMPT
 
 
-def test_ctrl_c_while_busy_cancels_the_sleep(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_ctrl_c_while_busy_cancels_the_sleep(agent):
     agent.send(b"__mock_sleep_30\r")
     agent.expect(b"__mock_sleep_30\r\n")
     # Typed ahead while busy: not echoed yet, and discarded by the Ctrl-C that follows it.
@@ -131,8 +125,7 @@ def test_ctrl_c_while_busy_cancels_the_sleep(spawn_pty):
 
 
 def test_ctrl_c_cancels_the_reply_delay_and_type_ahead_is_kept_otherwise(spawn_pty):
-    agent = spawn_pty("--delay-ms", "300")
-    _ready(agent)
+    agent = _started(spawn_pty, "--delay-ms", "300")
     agent.send(b"first\rsecond\r")
     # The second input waits until the first is answered, then is echoed and answered in turn.
     out = agent.expect(b"> MOCK: second\r\n" + PROMPT, timeout=5)
@@ -144,9 +137,7 @@ def test_ctrl_c_cancels_the_reply_delay_and_type_ahead_is_kept_otherwise(spawn_p
     assert b"MOCK" not in agent.quiet(0.5)
 
 
-def test_error_and_sleep_commands(spawn_pty):
-    agent = spawn_pty("--delay-ms", "0")
-    _ready(agent)
+def test_error_and_sleep_commands(agent):
     agent.send(b"__mock_error__\r")
     assert agent.expect(PROMPT) == b"__mock_error__\r\nERROR: mock failure injected\r\n" + PROMPT
     started = time.monotonic()
@@ -156,8 +147,7 @@ def test_error_and_sleep_commands(spawn_pty):
 
 
 def test_ctrl_d_on_an_empty_line_exits_and_restores(spawn_pty):
-    agent = spawn_pty()
-    _ready(agent)
+    agent = _started(spawn_pty)
     agent.send(b"x\x04")
     assert agent.expect(b"x") == b"x"
     assert agent.quiet(0.2) == b""
@@ -169,8 +159,7 @@ def test_ctrl_d_on_an_empty_line_exits_and_restores(spawn_pty):
 
 
 def test_sigterm_restores_the_terminal(spawn_pty):
-    agent = spawn_pty()
-    _ready(agent)
+    agent = _started(spawn_pty)
     agent.send(b"__mock_sleep_30\r")
     agent.expect(b"__mock_sleep_30\r\n")
     agent.proc.send_signal(signal.SIGTERM)
@@ -180,8 +169,7 @@ def test_sigterm_restores_the_terminal(spawn_pty):
 
 
 def test_hangup_ends_the_program(spawn_pty):
-    agent = spawn_pty()
-    _ready(agent)
+    agent = _started(spawn_pty)
     os.close(agent.slave)
     os.close(agent.master)
     agent.master = agent.slave = -1
@@ -191,8 +179,7 @@ def test_hangup_ends_the_program(spawn_pty):
 def test_start_up_to_prompt_is_fast(spawn_pty):
     timings = []
     for _ in range(5):
-        agent = spawn_pty()
-        _ready(agent)
+        agent = _started(spawn_pty)
         timings.append(time.monotonic() - agent.started)
         agent.send(b"/exit\r")
         assert agent.wait() == 0

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cao_provider_mock.contract import BEHAVIOUR_ERROR_PREFIX
+from cao_testkit.processes import pid_alive
 
 PROGRAMS = Path(__file__).parent / "programs"
 PROMPT = "\u276f ".encode()
@@ -90,14 +91,6 @@ def agent_with_tools(tmp_path):
                 stream.close()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_server_starts_on_the_first_call_and_is_kept_for_the_agents_life(agent_with_tools, tmp_path):
     agent = agent_with_tools()
     starts = tmp_path / "starts"
@@ -118,7 +111,7 @@ def test_server_starts_on_the_first_call_and_is_kept_for_the_agents_life(agent_w
 
     assert agent.close() == 0
     deadline = time.monotonic() + 5
-    while _alive(pid):
+    while pid_alive(pid):
         assert time.monotonic() < deadline, "the MCP server outlived its agent"
         time.sleep(0.05)
     assert (tmp_path / "rt" / "mcp-tools.log").exists()  # its stderr went to a file, not the screen

@@ -14,6 +14,7 @@ import pytest
 
 from cao_provider_mock.contract import BEHAVIOUR_ERROR_PREFIX
 from cao_provider_mock.mcp_pipe import is_cao_server
+from cao_testkit.processes import pid_alive
 
 PROGRAMS = Path(__file__).parent / "programs"
 PROMPT = "\u276f ".encode()
@@ -49,14 +50,6 @@ def _wait_for(path: Path, timeout: float = 20.0) -> str:
     return path.read_text()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def ask(agent, text: str, timeout: float = 30.0) -> str:
     agent.send(text.encode() + b"\r")
     return agent.expect(PROMPT, timeout=timeout).decode()
@@ -79,7 +72,7 @@ def test_caos_server_starts_with_the_agent_and_serves_its_tools(spawn_pty, cao_c
     agent.send(b"/exit\r")
     assert agent.wait(timeout=10) == 0
     deadline = time.monotonic() + 5
-    while _alive(pid):
+    while pid_alive(pid):
         assert time.monotonic() < deadline, "cao's MCP server outlived its agent"
         time.sleep(0.05)
 

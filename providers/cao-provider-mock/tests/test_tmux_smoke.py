@@ -51,6 +51,13 @@ def _wait_for(tmux, statuses, seen, timeout=10.0):
                          + tmux("capture-pane", "-p", "-t", "mock"))
 
 
+def _paste_and_submit(tmux, text):
+    """Paste ``text`` the way cao's backend does (a bracketed paste, no shell), then press Enter."""
+    tmux("load-buffer", "-b", "msg", "-", stdin=text.encode())
+    tmux("paste-buffer", "-p", "-r", "-d", "-b", "msg", "-t", "mock")
+    tmux("send-keys", "-t", "mock", "Enter")
+
+
 def test_multiline_paste_goes_idle_processing_completed(tmux, tmp_path):
     provider = mock_provider()
     profile = AgentProfile(name="dev", provider="mock_cli", extra={"mock_delay_ms": 500})
@@ -71,9 +78,7 @@ def test_multiline_paste_goes_idle_processing_completed(tmux, tmp_path):
         "  $HOME `id` 'quotes' \"double\" \\backslash \u00e9\u4e2d",
         "last line " + "y" * 120,
     ])
-    tmux("load-buffer", "-b", "msg", "-", stdin=message.encode())
-    tmux("paste-buffer", "-p", "-r", "-d", "-b", "msg", "-t", "mock")
-    tmux("send-keys", "-t", "mock", "Enter")
+    _paste_and_submit(tmux, message)
     seen = [TerminalStatus.IDLE]
     _wait_for(tmux, {TerminalStatus.COMPLETED}, seen)
     assert seen == [TerminalStatus.IDLE, TerminalStatus.PROCESSING, TerminalStatus.COMPLETED], seen
@@ -107,9 +112,7 @@ def test_a_behaviours_multi_line_answer_reads_back_exactly(tmux, tmp_path):
     _wait_for(tmux, {TerminalStatus.IDLE}, [], timeout=5)
     task = "\n".join(["Summary", "", "  indented, then a long line: " + "z" * 100, "> MOCK: not a new answer",
                       "\u276f not a prompt", "end"])
-    tmux("load-buffer", "-b", "msg", "-", stdin=task.encode())
-    tmux("paste-buffer", "-p", "-r", "-d", "-b", "msg", "-t", "mock")
-    tmux("send-keys", "-t", "mock", "Enter")
+    _paste_and_submit(tmux, task)
     seen = [TerminalStatus.IDLE]
     _wait_for(tmux, {TerminalStatus.COMPLETED}, seen)
     assert seen == [TerminalStatus.IDLE, TerminalStatus.PROCESSING, TerminalStatus.COMPLETED], seen

@@ -4,7 +4,8 @@ Live tests (marked ``live_cli``) run the real OpenCode, installed from npm once 
 ``cao_testkit.models.cli``), against a scripted Anthropic server on 127.0.0.1: the sandboxed
 user's own OpenCode config points OpenCode's ``anthropic`` provider at it, as a user would point it at
 a gateway. They run in a sandboxed HOME on a private tmux server. ``CAO_LIVE_OPENCODE_CLI_VERSION``
-picks another release to try.
+picks another release to try. ``make_kernel`` and ``workdir`` come from ``cao_testkit``, the model
+server and ``cao_server`` from ``cao_testkit.live_fixtures``.
 """
 
 from __future__ import annotations
@@ -12,40 +13,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cao_provider_opencode_cli.provider import PACKAGE, TESTED_VERSIONS
+from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: F401 (fixture)
+from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 
-VERSION_ENV = "CAO_LIVE_OPENCODE_CLI_VERSION"
-SCREENS = Path(__file__).parent / "screens"
 MODEL = "anthropic/claude-sonnet-4-5"
 
-
-def live_version() -> str:
-    return os.environ.get(VERSION_ENV) or TESTED_VERSIONS[-1]
 
 
 @pytest.fixture(scope="session")
 def opencode_cli():
     """The real OpenCode (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli
+    from cao_testkit.models.cli import install_npm_cli, live_version
 
-    return install_npm_cli(PACKAGE, live_version(), "opencode")
-
-
-@pytest.fixture
-def model_server() -> Iterator[Any]:
-    """A scripted Anthropic Messages API; add turns with ``model_server.script.add(...)``."""
-    from cao_testkit.models import Script
-    from cao_testkit.models.anthropic import AnthropicServer
-
-    with AnthropicServer(Script()) as server:
-        yield server
-    server.assert_healthy()
+    return install_npm_cli(PACKAGE, live_version("opencode_cli", TESTED_VERSIONS), "opencode")
 
 
 def user_config(server: Any, **extra: Any) -> dict[str, Any]:
@@ -91,7 +77,7 @@ class OpencodeSandbox:
 
 
 @pytest.fixture
-def opencode_sandbox(tmp_path, model_server, opencode_cli, monkeypatch) -> OpencodeSandbox:
+def live_sandbox(tmp_path, model_server, opencode_cli, monkeypatch) -> OpencodeSandbox:  # noqa: F811
     """The sandbox, applied to this test's environment (the user's own OpenCode settings left out)."""
     from cao_testkit.models.cli import make_sandbox
 
@@ -104,41 +90,3 @@ def opencode_sandbox(tmp_path, model_server, opencode_cli, monkeypatch) -> Openc
     result = OpencodeSandbox(home=sandbox.home, env=dict(sandbox.env), server=model_server)
     result.write_user_config(user_config(model_server))
     return result
-
-
-@pytest.fixture
-def make_kernel(tmux_socket, cao_home):
-    """Build kernels that run OpenCode on the private tmux server."""
-    from cao_kernel.kernel import Kernel
-    from cao_kernel.plugins import LoadPolicy
-
-    def make(*plugins: str, **settings: str):
-        return Kernel(
-            policy=LoadPolicy(only=plugins or ("tmux", "opencode_cli", "inbox_sqlite")),
-            home=cao_home,
-            settings={"CAO_TMUX_SOCKET": tmux_socket, "CAO_DEFAULT_PROVIDER": "opencode_cli", **settings},
-        )
-
-    return make
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    d = tmp_path / "project"
-    d.mkdir()
-    return str(d)
-
-
-# -- a real cao-server (for MCP tools called by the real agent) -------------------------------------
-
-@pytest.fixture
-def cao_server(opencode_sandbox, cao_home, tmp_path) -> Iterator:
-    """A real cao-server with the OpenCode provider, started in the live sandbox's environment.
-
-    Profiles go in ``cao_server.home / "agent-store"`` (write them before creating terminals).
-    """
-    from cao_testkit.server_process import live_server_plugins, run_cao_server
-
-    plugins = live_server_plugins("opencode_cli")
-    with run_cao_server(cao_home, tmp_path, plugins, keep_env=("CAO_OPENCODE_CLI_BIN",)) as server:
-        yield server

@@ -13,6 +13,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, LaunchContext, Terminal, TerminalStatus
 from cao_kernel.errors import AgentFailed
+from cao_testkit.live_terminal import run_turn, start_idle
 from cao_testkit.models import reply, think
 
 pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(120)]
@@ -25,23 +26,14 @@ def _profile(kernel, name="developer", **fields):
 
 
 async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_kernel, workdir,
-                                                                         opencode_sandbox, model_server):
+                                                                         live_sandbox, model_server):
     answer = "All done: the build passes and 3 files changed."
     model_server.script.add(think(1.0, answer), reply("Second answer, on its own."))
-    user_config = opencode_sandbox.config_file.read_text(encoding="utf-8")
+    user_config = live_sandbox.config_file.read_text(encoding="utf-8")
     async with _profile(make_kernel()) as kernel:
-        started = time.monotonic()
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="developer", working_directory=workdir))
-        ready_after = time.monotonic() - started
-        assert term.status == TerminalStatus.IDLE, await kernel.get_output(term.id, "full")
-        assert ready_after < 60
-
+        term = await start_idle(kernel, workdir, within=60)
         # Typed as soon as the terminal is ready: the inline interface takes it at once.
-        await kernel.send_input(term.id, "Run the build and report.")
-        processing = await kernel.wait_for_status(term.id, {TerminalStatus.PROCESSING}, timeout=10)
-        assert processing.status == TerminalStatus.PROCESSING
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=60)
+        report = await run_turn(kernel, term.id, "Run the build and report.", busy_within=10, timeout=60)
         assert "Run the build and report." in report.evidence
         assert await kernel.get_output(term.id, "last") == answer
 
@@ -65,13 +57,13 @@ async def test_launch_reaches_idle_and_a_turn_completes_with_its_answer(make_ker
         await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=30)
 
     # Nothing of the user's was written: neither their config nor the project folder.
-    assert opencode_sandbox.config_file.read_text(encoding="utf-8") == user_config
+    assert live_sandbox.config_file.read_text(encoding="utf-8") == user_config
     assert not any(Path(workdir).iterdir())
 
 
 async def test_a_broken_user_config_is_reported_within_two_seconds_of_the_exit(
-        make_kernel, workdir, opencode_sandbox, opencode_cli, tmp_path, monkeypatch):
-    opencode_sandbox.write_user_config('{"model": "anthropic/claude-sonnet-4-5",\n')
+        make_kernel, workdir, live_sandbox, opencode_cli, tmp_path, monkeypatch):
+    live_sandbox.write_user_config('{"model": "anthropic/claude-sonnet-4-5",\n')
     # The real OpenCode, run by a shell that notes the moment it exits (even when the kernel has
     # already closed the terminal: the shell ignores the hangup).
     exited = tmp_path / "exited-at"
@@ -96,7 +88,7 @@ async def test_a_broken_user_config_is_reported_within_two_seconds_of_the_exit(
     assert reported_at - float(exited.read_text()) < 2.0
 
 
-def test_opencode_reads_the_generated_config_as_meant(opencode_sandbox, opencode_cli, workdir, tmp_path):
+def test_opencode_reads_the_generated_config_as_meant(live_sandbox, opencode_cli, workdir, tmp_path):
     """OpenCode itself resolves the terminal's config: the agent's rules come last (so a project's own
     ``permission`` block cannot make it ask), MCP entries keep their environment, and the profile's
     instructions join the project's."""
@@ -117,7 +109,7 @@ def test_opencode_reads_the_generated_config_as_meant(opencode_sandbox, opencode
     runtime.mkdir()
     for name, content in plan.files.items():
         (runtime / name).write_text(content, encoding="utf-8")
-    env = {**{k: v for k, v in opencode_sandbox.env.items() if not k.startswith("CAO_")}, **plan.env}
+    env = {**{k: v for k, v in live_sandbox.env.items() if not k.startswith("CAO_")}, **plan.env}
 
     def debug(*args: str) -> dict:
         done = subprocess.run([str(opencode_cli.binary), "debug", *args], cwd=workdir, env=env,

@@ -5,6 +5,9 @@ Fixtures:
 - ``private_tmux``: a private tmux server for the test (:mod:`cao_testkit.tmux`); ``CAO_TMUX_SOCKET`` and
   ``CAO_TMUX_CONFIG`` point at it.
 - ``tmux_socket``: just such a server's socket path, for tests that hand it to a kernel.
+- ``make_kernel``, ``kernel_provider``, ``workdir``: kernels running real agents on that server, the
+  provider they run (override it in a package's ``conftest.py``), a folder to work in
+  (:mod:`cao_testkit.kernels`).
 
 The rest is imported where it is used:
 
@@ -16,6 +19,12 @@ The rest is imported where it is used:
 - :mod:`cao_testkit.recorder`, :mod:`cao_testkit.recording`, :mod:`cao_testkit.steps`: recording a
   provider's screens, with ``python -m cao_testkit.record`` (:mod:`cao_testkit.record`).
 - :mod:`cao_testkit.notify`: a fake webhook, example events, fixtures and strategies for notifier plugins.
+- :mod:`cao_testkit.live_fixtures`, :mod:`cao_testkit.live_terminal`, :mod:`cao_testkit.startup_dialogs`:
+  a provider's live tests (model server and server fixtures, steps with one terminal, start-up dialogs).
+- :mod:`cao_testkit.launching`, :mod:`cao_testkit.recorded_screens`: a provider's launch and screen tests.
+- :mod:`cao_testkit.waiting`, :mod:`cao_testkit.files`, :mod:`cao_testkit.processes`,
+  :mod:`cao_testkit.modules`: waiting for a condition, folder snapshots, a process's liveness, loading
+  a script as a module.
 
 Test code only: nothing a user installs to run cao imports it. It imports the kernel and plugins it
 drives (``cao-kernel``, ``cao-tmux``, ``cao-server``...) where it uses them; the package whose tests use
@@ -24,6 +33,7 @@ a part lists them in its ``test`` extra next to ``cao-testkit``.
 
 from __future__ import annotations
 
+from .kernels import kernel_provider, make_kernel, workdir
 from .tmux import private_tmux, tmux_socket
 
-__all__ = ["private_tmux", "tmux_socket"]
+__all__ = ["kernel_provider", "make_kernel", "private_tmux", "tmux_socket", "workdir"]

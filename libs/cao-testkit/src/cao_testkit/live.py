@@ -13,7 +13,16 @@ holds, so the order in which agents happen to ask does not matter::
 
 :class:`LiveOrchestration` is the kit of live tests for a provider: handoff, assign with its callback,
 and the MCP readiness gate, each with the real CLI on both ends. A provider's tests subclass it and give
-it a ``live_world`` fixture returning a :class:`LiveWorld`::
+it a ``live_world`` fixture yielding a :class:`LiveWorld`, which :func:`serve_world` makes: the
+provider's kernel served by a real cao-server in this process, with cao-mcp's routes mounted, so each
+agent's ``cao-mcp-server`` relays to ``/mcp`` and reports in through it::
+
+    @pytest.fixture
+    def live_world(model_server, make_kernel, workdir):
+        kernel = make_kernel(*live_server_plugins("my_cli"))
+        ...  # add_agent(name, instructions): a profile of the provider with cao's MCP server
+        with serve_world(kernel, model_server, add_agent, lambda name: f"cao_{name}", workdir) as world:
+            yield world
 
     class TestLiveOrchestration(LiveOrchestration):
         pass   # the module's pytestmark marks the tests live_cli
@@ -24,13 +33,12 @@ worker received, the tool results its CLI passed back) and cao's own records (in
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import logging
 import re
 import threading
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -49,6 +57,7 @@ from .models.script import (
     resolve,
     respond,
 )
+from .waiting import eventually
 
 if TYPE_CHECKING:
     import pytest
@@ -67,6 +76,7 @@ __all__ = [
     "eventually",
     "new_roles",
     "offered_tools",
+    "serve_world",
     "tool_payload",
 ]
 
@@ -190,21 +200,7 @@ def answers_by(
     return roles
 
 
-# -- waiting, and reading what agents sent -----------------------------------------------------------
-
-
-async def eventually(
-    check: Callable[[], Awaitable[Any]], timeout: float, what: str, interval: float = 0.1
-) -> Any:
-    """Await ``check()`` until it returns something truthy (tests only: cao itself never polls)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:g} s")
-        await asyncio.sleep(interval)
+# -- reading what agents sent -----------------------------------------------------------------------
 
 
 def tool_payload(conversation: Conversation) -> dict[str, Any]:
@@ -304,6 +300,21 @@ class LiveWorld:
 def new_roles() -> RoleScript:
     """The kit's script: a supervisor and a worker, told apart by their profiles' first lines."""
     return RoleScript(**MARKERS)
+
+
+@contextlib.contextmanager
+def serve_world(kernel: Any, model: ScriptedServer, add_agent: Callable[[str, str], None],
+                tool: Callable[[str], str], workdir: str) -> Iterator[LiveWorld]:
+    """The :class:`LiveWorld` of ``kernel`` (not started; it loads the provider, ``mock_cli``, an inbox
+    store, tmux, cao-server and cao-mcp), served in a thread while the block runs; ``model`` gets a
+    fresh :func:`new_roles` script."""
+    from .serve import serve_in_thread
+
+    roles = new_roles()
+    model.script = roles
+    with serve_in_thread(kernel) as running:
+        yield LiveWorld(url=running.url, model=model, roles=roles, add_agent=add_agent,
+                        add_profile=kernel.add_profile, tool=tool, workdir=workdir)
 
 
 def _strip(text: str) -> str:

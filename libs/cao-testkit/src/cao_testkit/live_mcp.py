@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from cao_hookspecs import CreateTerminalRequest
 
-from .live import eventually
+from .waiting import eventually
 from .models.script import call_tool, reply, respond
 
 if TYPE_CHECKING:

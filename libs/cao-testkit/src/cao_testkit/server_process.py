@@ -3,7 +3,8 @@
 Live provider tests start one so that the real agent CLI's ``cao-mcp-server`` has a server to reach.
 ``run_cao_server`` keeps the test's environment (the live sandbox's HOME, the model server's address)
 but drops cao's own variables, except the ones named in ``keep_env`` (such as a provider's binary
-override), and loads only ``plugins``.
+override), and loads only ``plugins``. ``run_live_server`` is that for a provider's live tests: the
+``live_server_plugins`` of the provider.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["CaoServer", "live_server_plugins", "run_cao_server", "stop_process"]
+__all__ = ["CaoServer", "live_server_plugins", "run_cao_server", "run_live_server", "stop_process"]
 
 _READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
 _START_TIMEOUT = 30.0
@@ -110,3 +111,12 @@ def run_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], pl
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
+
+
+@contextlib.contextmanager
+def run_live_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], provider_entry_point: str,
+                    keep_env: Iterable[str] = ()) -> Iterator[CaoServer]:
+    """A server for a provider's live tests: it loads :func:`live_server_plugins` and keeps ``keep_env``
+    (the variable naming the installed CLI)."""
+    with run_cao_server(home, cwd, live_server_plugins(provider_entry_point), keep_env=keep_env) as server:
+        yield server

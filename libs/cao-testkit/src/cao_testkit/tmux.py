@@ -7,6 +7,9 @@
 - ``private_tmux``: the same as a pytest fixture; it also sets ``CAO_TMUX_SOCKET`` and
   ``CAO_TMUX_CONFIG`` so a ``Kernel`` built in the test uses the private server.
 
+- :class:`PaneWatch`: notes when a text first shows in any pane of a tmux server, looked for from a
+  thread of the test's own (what a person watching the screen would see, whatever cao makes of it).
+
 The server is started with no configuration file (``-f`` the null device), so the user's
 ``~/.tmux.conf`` cannot change what a test sees. tmux must be installed: a test that needs it fails
 with a clear message rather than being skipped.
@@ -20,8 +23,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from typing import Self
 
 import pytest
 
@@ -97,6 +102,37 @@ def _wait_gone(pid: int, timeout: float) -> None:
         if fd is not None:
             os.close(fd)
     raise AssertionError(f"tmux server {pid} still running {timeout:g} s after kill-server")
+
+
+class PaneWatch:
+    """While the ``with`` block runs, look every 20 ms at every pane of the tmux server at ``socket``;
+    ``seen_at`` is the ``time.monotonic()`` at which ``sign`` first showed (None until it does)."""
+
+    def __init__(self, socket: str, sign: str) -> None:
+        self.socket, self.sign = socket, sign
+        self.seen_at: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pane-watch", daemon=True)
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=False)
+        return done.stdout
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and self.seen_at is None:
+            for pane in self._tmux("list-panes", "-a", "-F", "#{pane_id}").split():
+                if self.sign in self._tmux("capture-pane", "-p", "-t", pane):
+                    self.seen_at = time.monotonic()
+                    return
+            time.sleep(0.02)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
 
 
 def find_tmux() -> str:

@@ -2,8 +2,8 @@
 
 The live tests run the CLI the way cao runs it: a kernel with this provider and the tmux backend, on
 a private tmux server, in a throw-away HOME, against a scripted model server on 127.0.0.1
-(``cao_testkit.models``). The ``cao_home`` fixture comes from cao's pytest plugin and ``tmux_socket``
-from its test kit's (``-p cao_kernel.testing -p cao_testkit`` in pyproject.toml).
+(``cao_testkit.models``). The ``cao_home`` fixture comes from cao's pytest plugin, ``tmux_socket`` and
+``workdir`` from its test kit's (``-p cao_kernel.testing -p cao_testkit`` in pyproject.toml).
 
 TODO (real CLI): ``cli_bin`` puts the stand-in program ``tests/programs/example_cli.py`` on PATH as
 ``{{ cookiecutter.binary }}``. Install the real CLI there instead (``cao_testkit.models.cli.install_npm_cli``
@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from cao_hookspecs import AgentProfile
+from cao_testkit.kernels import LiveKernels
 from {{ cookiecutter.__module }}.launch import BINARY
 from {{ cookiecutter.__module }}.provider import NAME
 
@@ -36,32 +37,14 @@ def cli_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> str:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return str(folder)
+class Live(LiveKernels):
+    """One live test's world, with the CLI on PATH; its kernels load tmux and this provider."""
 
-
-class Live:
-    """One live test's world: the scripted model server and kernels that run the CLI on the test's
-    private tmux server."""
-
-    def __init__(self, server: Any, tmux_socket: str, cao_home: Path) -> None:
-        self.server = server
-        self.script = server.script
-        self.tmux_socket = tmux_socket
-        self.cao_home = cao_home
+    provider = NAME
+    plugins = ("tmux", NAME)
 
     def profile(self, name: str = "coder", **fields: Any) -> AgentProfile:
         return AgentProfile(name=name, provider=NAME, **fields)
-
-    def kernel(self, **settings: str) -> Any:
-        from cao_kernel.kernel import Kernel
-        from cao_kernel.plugins import LoadPolicy
-
-        return Kernel(policy=LoadPolicy(only=("tmux", NAME)), home=self.cao_home,
-                      settings={"CAO_TMUX_SOCKET": self.tmux_socket, **settings})
 
 
 @pytest.fixture
@@ -76,5 +59,5 @@ def live(cli_bin: Path, tmux_socket: str, cao_home: Path, tmp_path: Path,
     with AnthropicServer(Script()) as server:
         sandbox = make_sandbox(tmp_path / "sandbox", env=server.client_env(), path=[cli_bin])
         sandbox.apply(monkeypatch)
-        yield Live(server, tmux_socket, cao_home)
+        yield Live(server, tmux_socket, cao_home, sandbox)
     server.assert_healthy()

@@ -19,9 +19,7 @@ pytestmark = [pytest.mark.tmux]
 async def test_start_answers_the_trust_dialog_and_a_turn_ends_with_the_exact_answer(live, workdir):
     live.script.add(reply("The answer is 42."))
     async with live.kernel() as kernel:
-        kernel.add_profile(live.profile(system_prompt="You answer briefly."))
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=workdir))
+        term = await live.start_session(kernel, workdir, system_prompt="You answer briefly.")
         assert term.status == TerminalStatus.IDLE
         # Answered by the kernel with the keys of dialogs.py.
         assert "Trust this folder? [y/n] y" in await kernel.get_output(term.id, "full")
@@ -38,9 +36,7 @@ async def test_start_answers_the_trust_dialog_and_a_turn_ends_with_the_exact_ans
 async def test_a_tool_question_waits_for_the_user_then_the_turn_completes(live, workdir):
     live.script.add(call_tool("run_command", {"command": "touch notes.txt"}), reply("Created notes.txt."))
     async with live.kernel() as kernel:
-        kernel.add_profile(live.profile())
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=workdir))
+        term = await live.start_session(kernel, workdir)
         await kernel.send_input(term.id, "Create a notes file.")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.WAITING_USER_ANSWER}, timeout=15)
         assert "Allow run_command?" in report.evidence
@@ -53,9 +49,7 @@ async def test_a_tool_question_waits_for_the_user_then_the_turn_completes(live, 
 async def test_a_model_error_is_reported_with_its_message(live, workdir):
     live.script.add(fail(529, "Overloaded", kind="overloaded_error"))
     async with live.kernel() as kernel:
-        kernel.add_profile(live.profile())
-        term = await kernel.create_session(CreateTerminalRequest(
-            agent_profile="coder", working_directory=workdir))
+        term = await live.start_session(kernel, workdir)
         await kernel.send_input(term.id, "Please fail.")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=15)
         assert "529 overloaded_error: Overloaded" in report.evidence

@@ -3,7 +3,7 @@ of this CLI's layout (text typed over a finished turn, rows scrolled off the top
 
 from __future__ import annotations
 
-import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,14 +13,13 @@ from hypothesis import strategies as st
 from cao_hookspecs import TerminalStatus
 from {{ cookiecutter.__module }}.provider import TESTED_VERSIONS
 from {{ cookiecutter.__module }}.screen import detect_status, extract_last_message
+from cao_testkit.recorded_screens import manifest, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
 VERSION = TESTED_VERSIONS[-1]
-MANIFEST = json.loads((SCREENS / VERSION / "manifest.json").read_text(encoding="utf-8"))
-
-
-def screen(name: str) -> str:
-    return (SCREENS / VERSION / f"{name}.txt").read_text(encoding="utf-8")
+MANIFEST = manifest(SCREENS, VERSION)
+#: ``screen(name)``: the text of the newest tested version's screen ``name``.
+screen = partial(screen_text, SCREENS, VERSION)
 
 
 def names_with(status: str) -> list[str]:

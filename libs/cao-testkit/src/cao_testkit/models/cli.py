@@ -49,6 +49,7 @@ __all__ = [
     "find_python",
     "install_npm_cli",
     "install_pypi_cli",
+    "live_version",
     "make_sandbox",
     "stand_in",
 ]
@@ -81,6 +82,12 @@ class InstalledCli:
     def bin_dir(self) -> Path:
         """The folder holding the program (prepend it to PATH to run it by name)."""
         return self.binary.parent
+
+
+def live_version(provider: str, tested_versions: Sequence[str]) -> str:
+    """The release of a provider's CLI its live tests run: the one ``CAO_LIVE_<PROVIDER>_VERSION`` names
+    (a release to try; ``CAO_LIVE_CLAUDE_CODE_VERSION`` for ``claude_code``), else the newest tested one."""
+    return os.environ.get(f"CAO_LIVE_{provider.upper()}_VERSION") or tested_versions[-1]
 
 
 def cache_root() -> Path:
@@ -117,6 +124,14 @@ def _check(binary: Path, version: str, timeout: float = 60.0) -> str:
         raise LiveCliUnavailable(f"{binary} --version exited {done.returncode} saying {output[:300]!r}; "
                                  f"expected version {version}")
     return output
+
+
+def _put_in_place(built: Path, folder: Path) -> None:
+    """Make the finished install ``built`` the cached one at ``folder`` (replacing a broken one) in one
+    rename, so that no other process ever sees it half done."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    os.rename(built, folder)
 
 
 @contextlib.contextmanager
@@ -192,9 +207,7 @@ def _npm_install(package: str, version: str, root: Path, folder: Path, timeout: 
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
             raise LiveCliUnavailable(f"npm install {package}@{version} failed (exit {done.returncode}); "
                                      f"is the npm registry reachable?\n{tail}")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.rename(staging, folder)
+        _put_in_place(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -357,9 +370,7 @@ def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: st
                 raise LiveCliUnavailable(f"uv {what} {package}=={version} failed (exit {done.returncode}); "
                                          f"is PyPI reachable, and does the package support the Python "
                                          f"at {interpreter}?\n{tail}")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.rename(venv, folder)
+        _put_in_place(venv, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -16,7 +16,6 @@ also keeps the developer's own ``CAO_*`` settings (a real webhook URL) away from
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..waiting import wait_until
 from .webhook import FakeWebhook
 
 if TYPE_CHECKING:
@@ -82,15 +82,6 @@ def config_file(tmp_path: Path) -> Callable[[str | None], Path]:
         return path
 
     return write
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Poll ``predicate`` until it is true; AssertionError after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 @pytest.fixture
