@@ -27,6 +27,8 @@ from collections.abc import Iterator
 import pytest
 
 _CLIENT_VARS = ("TMUX", "TMUX_PANE", "TMUX_TMPDIR")
+#: The folders of every private server this process made: what their panes ran names them.
+made_folders: list[str] = []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +140,7 @@ def private_tmux_socket() -> Iterator[PrivateTmux]:
     binary = find_tmux()
     # Short on purpose: a unix socket path must fit in about 100 bytes.
     tmpdir = os.path.realpath(tempfile.mkdtemp(prefix="cao-tmux-"))
+    made_folders.append(tmpdir)
     saved = {name: os.environ.get(name) for name in _CLIENT_VARS}
     os.environ["TMUX_TMPDIR"] = tmpdir
     os.environ.pop("TMUX", None)
