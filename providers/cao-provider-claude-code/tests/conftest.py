@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cao_provider_claude_code.provider import TESTED_VERSIONS
+from cao_testkit.models.cli import npm_cli
 
 PACKAGE = "@anthropic-ai/claude-code"
 VERSION_ENV = "CAO_LIVE_CLAUDE_CODE_VERSION"
@@ -24,12 +25,15 @@ def live_version() -> str:
     return os.environ.get(VERSION_ENV) or TESTED_VERSIONS[-1]
 
 
+CLAUDE_CODE = npm_cli(PACKAGE, live_version(), "claude")
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (CLAUDE_CODE,)
+
+
 @pytest.fixture(scope="session")
 def claude_cli():
     """The real Claude Code (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli
-
-    return install_npm_cli(PACKAGE, live_version(), "claude")
+    return CLAUDE_CODE.install()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cao_provider_copilot_cli.provider import TESTED_VERSIONS
+from cao_testkit.models.cli import cache_root, npm_cli
 
 PACKAGE = "@github/copilot"
 VERSION_ENV = "CAO_LIVE_COPILOT_CLI_VERSION"
@@ -39,19 +40,18 @@ def live_version() -> str:
 def pkg_cache() -> Path:
     """Where Copilot unpacks its bundle (~240 MB, on first start, even for ``--version``): one shared
     folder in the live-CLI cache instead of one per sandbox HOME."""
-    from cao_testkit.models.cli import cache_root
-
     return cache_root() / "copilot-pkg"
+
+
+COPILOT = npm_cli(PACKAGE, live_version(), "copilot", env={"COPILOT_PKG_CACHE_HOME": str(pkg_cache())})
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (COPILOT,)
 
 
 @pytest.fixture(scope="session")
 def copilot_cli():
     """The real Copilot CLI (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("COPILOT_PKG_CACHE_HOME", str(pkg_cache()))
-        return install_npm_cli(PACKAGE, live_version(), "copilot")
+    return COPILOT.install()
 
 
 @pytest.fixture

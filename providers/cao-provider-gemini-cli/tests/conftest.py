@@ -16,6 +16,7 @@ import pytest
 
 from cao_hookspecs import AgentProfile
 from cao_provider_gemini_cli.provider import TESTED_VERSIONS
+from cao_testkit.models.cli import npm_cli
 
 PACKAGE = "@google/gemini-cli"
 VERSION_ENV = "CAO_LIVE_GEMINI_CLI_VERSION"
@@ -28,6 +29,11 @@ def live_version() -> str:
     return os.environ.get(VERSION_ENV) or TESTED_VERSIONS[-1]
 
 
+GEMINI = npm_cli(PACKAGE, live_version(), "gemini")
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (GEMINI,)
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> str:
     folder = tmp_path / "project"
@@ -38,9 +44,7 @@ def workdir(tmp_path: Path) -> str:
 @pytest.fixture(scope="session")
 def gemini_cli() -> Any:
     """The real Gemini CLI of the tested version (installed from npm on first use; fails if it cannot be)."""
-    from cao_testkit.models.cli import install_npm_cli
-
-    return install_npm_cli(PACKAGE, live_version(), "gemini")
+    return GEMINI.install()
 
 
 class LiveGemini:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from cao_provider_kimi_cli.provider import TESTED_VERSIONS
+from cao_testkit.models.cli import pypi_cli
 
 PACKAGE = "kimi-cli"
 VERSION_ENV = "CAO_LIVE_KIMI_CLI_VERSION"
@@ -28,6 +29,12 @@ MODEL = "scripted"
 
 def live_version() -> str:
     return os.environ.get(VERSION_ENV) or TESTED_VERSIONS[-1]
+
+
+KIMI = pypi_cli(PACKAGE, live_version(), "kimi", python=PYTHON, exclude_newer=EXCLUDE_NEWER.get(live_version()))
+#: Installed in the background once a live test here is selected (cao_testkit.session); the second is the
+#: deprecation stub release that test_live.py installs itself.
+LIVE_CLIS = (KIMI, pypi_cli(PACKAGE, "1.52.0", "kimi", python=PYTHON, exclude_newer="2026-09-23"))
 
 
 def user_config(base_url: str, api_key: str = "sk-scripted-key") -> str:
@@ -49,9 +56,8 @@ def user_config(base_url: str, api_key: str = "sk-scripted-key") -> str:
 @pytest.fixture(scope="session")
 def kimi_cli():
     """The real Kimi CLI (installed into the per-machine cache on first use; fails if it cannot be)."""
-    from cao_testkit.models.cli import LiveCliUnavailable, find_python, install_pypi_cli
+    from cao_testkit.models.cli import LiveCliUnavailable, find_python
 
-    version = live_version()
     try:
         find_python(PYTHON)
     except LiveCliUnavailable as exc:
@@ -61,7 +67,7 @@ def kimi_cli():
         if os.environ.get("CI"):
             raise
         pytest.skip(f"kimi-cli needs Python {PYTHON} and this machine has none: {exc}")
-    return install_pypi_cli(PACKAGE, version, "kimi", python=PYTHON, exclude_newer=EXCLUDE_NEWER.get(version))
+    return KIMI.install()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from cao_provider_opencode_cli.provider import PACKAGE, TESTED_VERSIONS
+from cao_testkit.models.cli import npm_cli
 
 VERSION_ENV = "CAO_LIVE_OPENCODE_CLI_VERSION"
 SCREENS = Path(__file__).parent / "screens"
@@ -29,12 +30,15 @@ def live_version() -> str:
     return os.environ.get(VERSION_ENV) or TESTED_VERSIONS[-1]
 
 
+OPENCODE = npm_cli(PACKAGE, live_version(), "opencode")
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (OPENCODE,)
+
+
 @pytest.fixture(scope="session")
 def opencode_cli():
     """The real OpenCode (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli
-
-    return install_npm_cli(PACKAGE, live_version(), "opencode")
+    return OPENCODE.install()
 
 
 @pytest.fixture

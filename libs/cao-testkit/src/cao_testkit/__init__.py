@@ -6,8 +6,9 @@ Fixtures:
   ``CAO_TMUX_CONFIG`` point at it.
 - ``tmux_socket``: just such a server's socket path, for tests that hand it to a kernel.
 
-Around the session (:mod:`cao_testkit.session`): a process the tests left running is ended and fails the
-run (:mod:`cao_testkit.leftovers`).
+Around the session (:mod:`cao_testkit.session`): the real CLIs that conftests list in ``LIVE_CLIS`` are
+installed in the background once collection shows their live tests will run, and a process the tests
+left running is ended and fails the run (:mod:`cao_testkit.leftovers`).
 
 The rest is imported where it is used:
 
@@ -27,7 +28,8 @@ a part lists them in its ``test`` extra next to ``cao-testkit``.
 
 from __future__ import annotations
 
-from .session import pytest_sessionfinish, session_temp_folder
+from .session import pytest_collection_finish, pytest_sessionfinish, session_temp_folder
 from .tmux import private_tmux, tmux_socket
 
-__all__ = ["private_tmux", "pytest_sessionfinish", "session_temp_folder", "tmux_socket"]
+__all__ = ["private_tmux", "pytest_collection_finish", "pytest_sessionfinish", "session_temp_folder",
+           "tmux_socket"]

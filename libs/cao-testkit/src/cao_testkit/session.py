@@ -1,5 +1,9 @@
 """The kit's hooks around a whole pytest session (``-p cao_testkit`` registers them).
 
+- Live CLIs installed ahead: a conftest lists the real CLIs its live tests run in ``LIVE_CLIS``
+  (:class:`~cao_testkit.models.cli.LiveCli` values). Once collection is done, the CLIs of every conftest
+  with a selected ``live_cli`` test in its folder start installing in the background, in the order their
+  tests will run.
 - Nothing left running: when the session ends, a process still running from the session's temporary
   folder or on one of its private tmux servers (:mod:`cao_testkit.leftovers`) is ended, named, and fails
   the run.
@@ -7,10 +11,30 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from . import leftovers
 from .tmux import made_folders
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from .models.cli import install_ahead
+
+    declared = [(Path(plugin.__file__).parent, plugin.LIVE_CLIS)
+                for plugin in session.config.pluginmanager.get_plugins()
+                if getattr(plugin, "LIVE_CLIS", None) and getattr(plugin, "__file__", None)]
+    if not declared:
+        return
+    wanted = []
+    for item in session.items:
+        if item.get_closest_marker("live_cli") is not None:
+            path = Path(str(item.path))
+            wanted += [cli for folder, clis in declared if folder in path.parents for cli in clis]
+    install_ahead(dict.fromkeys(wanted))
+
 
 _BASETEMP = pytest.StashKey[str]()
 
