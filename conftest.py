@@ -32,7 +32,8 @@ def _isolation() -> ModuleType:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run a package's own tests once, not twice, and wait for the isolated runs last.
+    """Run a package's own tests once, not twice; run the live CLI tests, then the waits for the isolated
+    runs, last.
 
     When a run selects a package's isolated test (tests/test_isolated_packages.py), that test runs every
     one of the package's tests except the live CLI ones inside a fresh venv; running them here as well
@@ -40,27 +41,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the only one that runs them. Runs that do not select the isolated test (a package's folder alone,
     ``-m "not slow"``, ``-k``) keep every test here.
 
-    The isolated runs start with the session (see ``isolated_runs_start``); the tests that wait for their
-    outcomes go to the end, so this run's own tests go on meanwhile instead of waiting first.
+    The order keeps the machine busy: the real CLIs install in the background from the start (the test
+    kit's session hooks), so the live tests come after the rest, when nothing is left to wait for; the
+    isolated runs start with the session (``isolated_runs_start``), so the tests that wait for their
+    outcomes come at the very end instead of holding up this run's own tests.
     """
     isolated = set(_isolated_packages(items))
-    if not isolated:
-        return
-    kept: list[pytest.Item] = []
+    first: list[pytest.Item] = []
+    live: list[pytest.Item] = []
     waiting: list[pytest.Item] = []
     covered: list[pytest.Item] = []
     for item in items:
         path = Path(str(item.path))
         inside = any(package in path.parents for package in isolated)
-        if inside and item.get_closest_marker("live_cli") is None:
+        if item.get_closest_marker("live_cli") is not None:
+            live.append(item)
+        elif inside:
             covered.append(item)
         elif getattr(item, "originalname", "") == ISOLATED_TEST:
             waiting.append(item)
         else:
-            kept.append(item)
+            first.append(item)
     if covered:
         config.hook.pytest_deselected(items=covered)
-    items[:] = kept + waiting
+    items[:] = first + live + waiting
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -18,6 +18,7 @@ to install a package rendered from the provider template.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import os
 import re
@@ -358,12 +359,24 @@ def run_package_tests(package: Path, house: WheelHouse, workdir: Path,
     return Outcome(package, done.returncode == 0, report, time.monotonic() - started)
 
 
+def lower_priority() -> None:
+    """Give the calling thread, and every program it starts from now on, the nice value 10.
+
+    On Linux the nice value belongs to a thread and a child inherits its parent thread's, so the
+    programs this thread runs yield the CPU to the rest of the process and its other children.
+    """
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
 class Slots:
-    """How many package runs may go at once; the limit can be raised while runs wait for a slot."""
+    """How many package runs may go at once, handed out in the order they are asked for; the limit can
+    be raised while runs wait."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
         self._busy = 0
+        self._waiting: collections.deque[object] = collections.deque()
         self._changed = threading.Condition()
 
     def widen(self, limit: int) -> None:
@@ -373,9 +386,13 @@ class Slots:
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
+        turn = object()
         with self._changed:
-            self._changed.wait_for(lambda: self._busy < self._limit)
+            self._waiting.append(turn)
+            self._changed.wait_for(lambda: self._waiting[0] is turn and self._busy < self._limit)
+            self._waiting.popleft()
             self._busy += 1
+            self._changed.notify_all()
         try:
             yield
         finally:
@@ -392,15 +409,17 @@ class PackageRuns:
     """The isolated runs of ``packages``, all queued at once, the biggest test suites first (so the
     slowest package does not start last); ``futures`` maps each package to its :class:`Outcome`.
 
-    ``workers`` runs go at once, but only ``first`` until :meth:`widen` is called: the test run that
-    starts them still has tests of its own to run on the same cores.
+    ``workers`` runs go at once, but only ``first`` until :meth:`widen` is called, and at a low CPU
+    priority: the test run that starts them still has tests of its own on the same cores, and those
+    decide when it ends.
     """
 
     def __init__(self, packages: Iterable[Path], house: WheelHouse, workdir: Callable[[Path], Path],
                  workers: int, first: int) -> None:
         self.workers = max(1, workers)
         self.slots = Slots(max(1, min(first, self.workers)))
-        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="isolated")
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="isolated",
+                                        initializer=lower_priority)
         self.futures: dict[Path, Future[Outcome]] = {}
         for package in sorted(packages, key=_test_source_size, reverse=True):
             self.futures[package] = self._pool.submit(self._run, package, house, workdir(package))
