@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -25,7 +26,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     declared = [(Path(plugin.__file__).parent, plugin.LIVE_CLIS)
                 for plugin in session.config.pluginmanager.get_plugins()
-                if getattr(plugin, "LIVE_CLIS", None) and getattr(plugin, "__file__", None)]
+                if isinstance(plugin, ModuleType) and getattr(plugin, "LIVE_CLIS", None)
+                and getattr(plugin, "__file__", None)]
     if not declared:
         return
     wanted = []
