@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -10,29 +14,63 @@ ROOT = Path(__file__).resolve().parent
 ISOLATED_TEST = "test_package_passes_its_tests_installed_alone"
 
 
+def _isolated_packages(items: Iterable[pytest.Item]) -> list[Path]:
+    """The packages whose isolated test (tests/test_isolated_packages.py) is among ``items``."""
+    return [Path(item.callspec.params["package"]) for item in items
+            if getattr(item, "originalname", "") == ISOLATED_TEST and hasattr(item, "callspec")]
+
+
+def _isolation() -> ModuleType:
+    """``scripts/isolated_venv.py``, imported once under the name the test modules load it by."""
+    name = "cao_isolated_venv"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "isolated_venv.py")
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run a package's own tests once, not twice.
+    """Run a package's own tests once, not twice; run the live CLI tests, then the waits for the isolated
+    runs, last.
 
     When a run selects a package's isolated test (tests/test_isolated_packages.py), that test runs every
     one of the package's tests except the live CLI ones inside a fresh venv; running them here as well
     would spend CI's time budget twice on the same assertions. Live CLI tests stay in this run, which is
     the only one that runs them. Runs that do not select the isolated test (a package's folder alone,
     ``-m "not slow"``, ``-k``) keep every test here.
+
+    The order keeps the machine busy: the real CLIs install in the background from the start (the test
+    kit's session hooks), so the live tests come after the rest, when nothing is left to wait for; the
+    isolated runs start with the session (``isolated_runs_start``), so the tests that wait for their
+    outcomes come at the very end instead of holding up this run's own tests.
     """
-    isolated = {Path(item.callspec.params["package"]) for item in items
-                if getattr(item, "originalname", "") == ISOLATED_TEST and hasattr(item, "callspec")}
-    if not isolated:
-        return
-    kept: list[pytest.Item] = []
+    isolated = set(_isolated_packages(items))
+    first: list[pytest.Item] = []
+    live: list[pytest.Item] = []
+    waiting: list[pytest.Item] = []
     covered: list[pytest.Item] = []
     for item in items:
         path = Path(str(item.path))
         inside = any(package in path.parents for package in isolated)
-        if inside and item.get_closest_marker("live_cli") is None:
+        if item.get_closest_marker("live_cli") is not None:
+            live.append(item)
+        elif inside:
             covered.append(item)
+        elif getattr(item, "originalname", "") == ISOLATED_TEST:
+            waiting.append(item)
         else:
-            kept.append(item)
+            first.append(item)
     if covered:
         config.hook.pytest_deselected(items=covered)
-        items[:] = kept
+    items[:] = first + live + waiting
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_runs_start(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Start the selected packages' isolated runs as the session starts (one at a time until the run
+    reaches the tests that wait for them), so that their minutes overlap with this run's own tests."""
+    packages = _isolated_packages(request.session.items)
+    if packages:
+        _isolation().package_runs(request.config, tmp_path_factory, packages)

@@ -10,14 +10,16 @@ installed from it (through uv overrides, so a workspace package the package does
 installed); everything else comes from PyPI. A package that imports something it does not declare
 fails here with pip's or pytest's own message.
 
-``tests/test_isolated_packages.py`` runs every provider and plugin this way;
-``tests/test_provider_template.py`` uses the same wheels to install a package rendered from the
-provider template.
+``tests/test_isolated_packages.py`` runs every provider and plugin this way (:func:`package_runs`
+starts them all when the test session starts); ``tests/test_provider_template.py`` uses the same wheels
+to install a package rendered from the provider template.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import os
 import re
 import shutil
@@ -27,7 +29,7 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,22 +264,25 @@ class IsolatedVenv:
                               timeout=timeout, check=False, stdin=subprocess.DEVNULL)
 
 
-_HOUSE_KEY: object = None
+_PER_RUN_KEYS: dict[str, Any] = {}
+
+
+def _once_per_run(config: Any, name: str, make: Callable[[], Any]) -> Any:
+    """What ``make()`` returns, made on the first call in a pytest run (``config``) and closed with it."""
+    import pytest
+
+    key = _PER_RUN_KEYS.setdefault(name, pytest.StashKey[Any]())
+    made = config.stash.get(key, None)
+    if made is None:
+        made = config.stash[key] = make()
+        config.add_cleanup(made.close)
+    return made
 
 
 def shared_wheelhouse(config: Any, tmp_path_factory: Any) -> WheelHouse:
     """One :class:`WheelHouse` per pytest run (``config`` and ``tmp_path_factory`` are pytest's), in the
     run's temporary folder: every test module that installs workspace packages shares its wheels."""
-    import pytest
-
-    global _HOUSE_KEY
-    if _HOUSE_KEY is None:
-        _HOUSE_KEY = pytest.StashKey[WheelHouse]()
-    house = config.stash.get(_HOUSE_KEY, None)
-    if house is None:
-        house = config.stash[_HOUSE_KEY] = WheelHouse(tmp_path_factory.mktemp("wheels"))
-        config.add_cleanup(house.close)
-    return house
+    return _once_per_run(config, "wheels", lambda: WheelHouse(tmp_path_factory.mktemp("wheels")))
 
 
 def _plugin_options(args: list[str], absent: Iterable[str]) -> list[str]:
@@ -352,6 +357,97 @@ def run_package_tests(package: Path, house: WheelHouse, workdir: Path,
                        time.monotonic() - started)
     report = f"pytest exit {done.returncode}:\n{_tail(done.stdout + done.stderr)}"
     return Outcome(package, done.returncode == 0, report, time.monotonic() - started)
+
+
+def lower_priority() -> None:
+    """Give the calling thread, and every program it starts from now on, the nice value 10.
+
+    On Linux the nice value belongs to a thread and a child inherits its parent thread's, so the
+    programs this thread runs yield the CPU to the rest of the process and its other children.
+    """
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+class Slots:
+    """How many package runs may go at once, handed out in the order they are asked for; the limit can
+    be raised while runs wait."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._busy = 0
+        self._waiting: collections.deque[object] = collections.deque()
+        self._changed = threading.Condition()
+
+    def widen(self, limit: int) -> None:
+        with self._changed:
+            self._limit = max(self._limit, limit)
+            self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        turn = object()
+        with self._changed:
+            self._waiting.append(turn)
+            self._changed.wait_for(lambda: self._waiting[0] is turn and self._busy < self._limit)
+            self._waiting.popleft()
+            self._busy += 1
+            self._changed.notify_all()
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy -= 1
+                self._changed.notify_all()
+
+
+def _test_source_size(package: Path) -> int:
+    return sum(path.stat().st_size for path in (package / "tests").rglob("*.py"))
+
+
+class PackageRuns:
+    """The isolated runs of ``packages``, all queued at once, the biggest test suites first (so the
+    slowest package does not start last); ``futures`` maps each package to its :class:`Outcome`.
+
+    ``workers`` runs go at once, but only ``first`` until :meth:`widen` is called, and at a low CPU
+    priority: the test run that starts them still has tests of its own on the same cores, and those
+    decide when it ends.
+    """
+
+    def __init__(self, packages: Iterable[Path], house: WheelHouse, workdir: Callable[[Path], Path],
+                 workers: int, first: int) -> None:
+        self.workers = max(1, workers)
+        self.slots = Slots(max(1, min(first, self.workers)))
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="isolated",
+                                        initializer=lower_priority)
+        self.futures: dict[Path, Future[Outcome]] = {}
+        for package in sorted(packages, key=_test_source_size, reverse=True):
+            self.futures[package] = self._pool.submit(self._run, package, house, workdir(package))
+
+    def _run(self, package: Path, house: WheelHouse, workdir: Path) -> Outcome:
+        with self.slots.held():
+            return run_package_tests(package, house, workdir)
+
+    def widen(self) -> None:
+        """Let every worker run from now on."""
+        self.slots.widen(self.workers)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def package_runs(config: Any, tmp_path_factory: Any, packages: Iterable[Path] = ()) -> PackageRuns:
+    """The one :class:`PackageRuns` of a pytest run (``config`` and ``tmp_path_factory`` are pytest's),
+    started by the first call with ``packages``, one at a time until widened. ``CAO_ISOLATED_WORKERS``
+    (default 2) caps how many go at once after that."""
+    house = shared_wheelhouse(config, tmp_path_factory)
+    workers = int(os.environ.get("CAO_ISOLATED_WORKERS") or 2)
+
+    def start() -> PackageRuns:
+        return PackageRuns(packages, house, lambda package: tmp_path_factory.mktemp(package.name), workers,
+                           first=1)
+
+    return _once_per_run(config, "package runs", start)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,17 +4,18 @@ what it declares: its dependencies and its ``test`` extra.
 Packages are found by globbing ``providers/*`` and ``plugins/*`` (the template excepted), so a new one is
 covered as soon as its folder exists. Workspace packages come from wheels built once per run, the rest
 from PyPI (``scripts/isolated_venv.py`` does the work and can be run by hand). Tests of real agent CLIs
-(``live_cli``) are left to the main run. Packages run two at a time (``CAO_ISOLATED_WORKERS``): most of
-their time goes to waiting on tmux and subprocesses, not to the CPU.
+(``live_cli``) are left to the main run. The runs start with the test session and go on while the main
+run's other tests do, one at a time so that those keep a core; these tests come last, and once the run
+reaches them two packages go at a time (``CAO_ISOLATED_WORKERS``): most of their time goes to waiting on
+tmux and subprocesses, not to the CPU.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 import textwrap
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -47,25 +48,16 @@ def _id(folder: Path) -> str:
     return str(folder.relative_to(ROOT))
 
 
-def _test_source_size(package: Path) -> int:
-    return sum(path.stat().st_size for path in (package / "tests").rglob("*.py"))
-
-
 @pytest.fixture(scope="session")
 def isolated_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Every selected package's isolated run, started together on first use (two at a time)."""
-    house = isolation.shared_wheelhouse(request.config, tmp_path_factory)
+    """Every selected package's isolated run (the root conftest starts them with the session, and moves
+    these tests to its end): from the first of these tests on, this run only waits, so every worker may
+    go."""
     selected = [item.callspec.params["package"] for item in request.session.items
                 if getattr(item, "originalname", "") == TEST_NAME and hasattr(item, "callspec")]
-    workers = int(os.environ.get("CAO_ISOLATED_WORKERS") or 2)
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="isolated")
-    runs: dict[Path, Future[Any]] = {}
-    # The biggest test suites first, so the slowest package does not start last.
-    for package in sorted(selected, key=_test_source_size, reverse=True):
-        workdir = tmp_path_factory.mktemp(package.name)
-        runs[package] = pool.submit(isolation.run_package_tests, package, house, workdir)
-    yield runs
-    pool.shutdown(wait=True, cancel_futures=True)
+    runs = isolation.package_runs(request.config, tmp_path_factory, selected)
+    runs.widen()
+    return runs.futures
 
 
 @pytest.mark.parametrize("package", [pytest.param(p, marks=SLOW) for p in PACKAGES], ids=_id)
@@ -85,9 +77,10 @@ def test_every_provider_and_plugin_is_covered():
 def test_closure_follows_extras_and_dependencies():
     house = isolation.WheelHouse(Path("unused"))
     try:
-        # cao-mcp needs cao-server at run time; the mock's mcp extra brings no workspace package.
-        assert house.closure(["cao-mcp", "cao-provider-mock[mcp]"]) == ["cao-hookspecs", "cao-mcp",
-                                                                     "cao-provider-mock", "cao-server"]
+        # cao-mcp needs cao-server at run time, the mock cao-launch-core; its mcp extra brings no workspace
+        # package.
+        assert house.closure(["cao-mcp", "cao-provider-mock[mcp]"]) == [
+            "cao-hookspecs", "cao-launch-core", "cao-mcp", "cao-provider-mock", "cao-server"]
         kernel = house.closure(["cao-kernel[tmux]"])
         assert kernel == ["cao-hookspecs", "cao-kernel", "cao-tmux"]
     finally:

@@ -14,17 +14,20 @@ import pytest
 from cao_provider_claude_code.provider import TESTED_VERSIONS
 from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: F401 (fixture)
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
+from cao_testkit.models.cli import live_version, npm_cli
 
 PACKAGE = "@anthropic-ai/claude-code"
 
+
+CLAUDE_CODE = npm_cli(PACKAGE, live_version("claude_code", TESTED_VERSIONS), "claude")
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (CLAUDE_CODE,)
 
 
 @pytest.fixture(scope="session")
 def claude_cli():
     """The real Claude Code (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli, live_version
-
-    return install_npm_cli(PACKAGE, live_version("claude_code", TESTED_VERSIONS), "claude")
+    return CLAUDE_CODE.install()
 
 
 def claude_env(server, cli) -> dict[str, str]:

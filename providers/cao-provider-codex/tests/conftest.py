@@ -15,6 +15,7 @@ import pytest
 from cao_hookspecs import AgentProfile
 from cao_provider_codex.provider import TESTED_VERSIONS
 from cao_testkit.kernels import LiveKernels
+from cao_testkit.models.cli import npm_cli
 
 CODEX_PACKAGE = "@openai/codex"
 CODEX_VERSION = TESTED_VERSIONS[-1]
@@ -22,17 +23,16 @@ CODEX_VERSION = TESTED_VERSIONS[-1]
 KEY_VARIABLE = "CAO_SCRIPTED_OPENAI_KEY"
 #: A model name Codex has no metadata for: it keeps it as given (a known name may be migrated).
 MODEL = "scripted"
+# Its version check runs `codex --version` with CODEX_HOME in a throw-away folder, never ~/.codex.
+CODEX = npm_cli(CODEX_PACKAGE, CODEX_VERSION, "codex")
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (CODEX,)
 
 
 @pytest.fixture(scope="session")
-def codex_cli(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def codex_cli() -> Any:
     """The real Codex CLI of the tested version (installed from npm on first use; fails if it cannot be)."""
-    from cao_testkit.models.cli import install_npm_cli
-
-    with pytest.MonkeyPatch.context() as patch:
-        # The install check runs `codex --version`, which writes helper files into its home: not ~/.codex.
-        patch.setenv("CODEX_HOME", str(tmp_path_factory.mktemp("codex-version-home")))
-        return install_npm_cli(CODEX_PACKAGE, CODEX_VERSION, "codex")
+    return CODEX.install()
 
 
 def scripted_profile(base_url: str, name: str = "coder", **fields: Any) -> AgentProfile:

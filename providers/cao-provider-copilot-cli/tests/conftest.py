@@ -19,6 +19,7 @@ import pytest
 from cao_provider_copilot_cli.provider import TESTED_VERSIONS
 from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: F401 (fixture)
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
+from cao_testkit.models.cli import cache_root, live_version, npm_cli
 
 PACKAGE = "@github/copilot"
 #: A model Copilot knows (so it applies that model's settings); the scripted server answers for any name.
@@ -32,23 +33,22 @@ PROVIDER_VARS = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE", "COPILOT_
                  "COPILOT_OFFLINE", "COPILOT_MODEL")
 
 
-
 def pkg_cache() -> Path:
     """Where Copilot unpacks its bundle (~240 MB, on first start, even for ``--version``): one shared
     folder in the live-CLI cache instead of one per sandbox HOME."""
-    from cao_testkit.models.cli import cache_root
-
     return cache_root() / "copilot-pkg"
+
+
+COPILOT = npm_cli(PACKAGE, live_version("copilot_cli", TESTED_VERSIONS), "copilot",
+                  env={"COPILOT_PKG_CACHE_HOME": str(pkg_cache())})
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (COPILOT,)
 
 
 @pytest.fixture(scope="session")
 def copilot_cli():
     """The real Copilot CLI (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli, live_version
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("COPILOT_PKG_CACHE_HOME", str(pkg_cache()))
-        return install_npm_cli(PACKAGE, live_version("copilot_cli", TESTED_VERSIONS), "copilot")
+    return COPILOT.install()
 
 
 def copilot_env(server, cli) -> dict[str, str]:

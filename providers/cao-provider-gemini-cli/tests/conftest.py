@@ -19,19 +19,23 @@ from cao_hookspecs import AgentProfile
 from cao_provider_gemini_cli.provider import TESTED_VERSIONS
 from cao_testkit.kernels import LiveKernels
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
+from cao_testkit.models.cli import live_version, npm_cli
 
 PACKAGE = "@google/gemini-cli"
 #: A model name Gemini CLI knows, so it neither routes nor falls back to another model.
 MODEL = "gemini-2.5-pro"
 
 
+GEMINI = npm_cli(PACKAGE, live_version("gemini_cli", TESTED_VERSIONS), "gemini")
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (GEMINI,)
+
+
 
 @pytest.fixture(scope="session")
 def gemini_cli() -> Any:
     """The real Gemini CLI of the tested version (installed from npm on first use; fails if it cannot be)."""
-    from cao_testkit.models.cli import install_npm_cli, live_version
-
-    return install_npm_cli(PACKAGE, live_version("gemini_cli", TESTED_VERSIONS), "gemini")
+    return GEMINI.install()
 
 
 class LiveGemini(LiveKernels):

@@ -17,6 +17,7 @@ import pytest
 from cao_provider_kimi_cli.provider import TESTED_VERSIONS
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 from cao_testkit.live_fixtures import openai_server as model_server  # noqa: F401 (fixture)
+from cao_testkit.models.cli import live_version, pypi_cli
 
 PACKAGE = "kimi-cli"
 #: kimi-cli needs Python 3.12 or newer; the kit looks for one on the machine and never downloads one.
@@ -27,6 +28,12 @@ EXCLUDE_NEWER = {"1.51.0": "2026-09-22"}
 #: The model the scripted server serves.
 MODEL = "scripted"
 
+
+VERSION = live_version("kimi_cli", TESTED_VERSIONS)
+KIMI = pypi_cli(PACKAGE, VERSION, "kimi", python=PYTHON, exclude_newer=EXCLUDE_NEWER.get(VERSION))
+#: Installed in the background once a live test here is selected (cao_testkit.session); the second is the
+#: deprecation stub release that test_live.py installs itself.
+LIVE_CLIS = (KIMI, pypi_cli(PACKAGE, "1.52.0", "kimi", python=PYTHON, exclude_newer="2026-09-23"))
 
 
 def user_config(base_url: str, api_key: str = "sk-scripted-key") -> str:
@@ -48,9 +55,8 @@ def user_config(base_url: str, api_key: str = "sk-scripted-key") -> str:
 @pytest.fixture(scope="session")
 def kimi_cli():
     """The real Kimi CLI (installed into the per-machine cache on first use; fails if it cannot be)."""
-    from cao_testkit.models.cli import LiveCliUnavailable, find_python, install_pypi_cli, live_version
+    from cao_testkit.models.cli import LiveCliUnavailable, find_python
 
-    version = live_version("kimi_cli", TESTED_VERSIONS)
     try:
         find_python(PYTHON)
     except LiveCliUnavailable as exc:
@@ -60,7 +66,7 @@ def kimi_cli():
         if os.environ.get("CI"):
             raise
         pytest.skip(f"kimi-cli needs Python {PYTHON} and this machine has none: {exc}")
-    return install_pypi_cli(PACKAGE, version, "kimi", python=PYTHON, exclude_newer=EXCLUDE_NEWER.get(version))
+    return KIMI.install()
 
 
 @pytest.fixture

@@ -102,7 +102,10 @@ def test_multiline_paste_goes_idle_processing_completed(tmux, tmp_path):
 
 def test_a_behaviours_multi_line_answer_reads_back_exactly(tmux, tmp_path):
     provider = mock_provider()
-    profile = AgentProfile(name="echoer", provider="mock_cli", extra={"mockBehaviour": "echo"})
+    # Half a second of processing, as above: a turn of the default 50 ms is over between two looks at
+    # the screen whenever the machine is busy.
+    profile = AgentProfile(name="echoer", provider="mock_cli",
+                           extra={"mockBehaviour": "echo", "mock_delay_ms": 500})
     terminal = Terminal(id="0123abcd", name="echoer-1a2b", session_name="mock", provider="mock_cli",
                         agent_profile="echoer")
     plan = provider.launch(LaunchContext(terminal=terminal, profile=profile, working_directory=str(tmp_path),

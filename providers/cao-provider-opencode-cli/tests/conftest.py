@@ -21,17 +21,20 @@ import pytest
 from cao_provider_opencode_cli.provider import PACKAGE, TESTED_VERSIONS
 from cao_testkit.live_fixtures import anthropic_server as model_server  # noqa: F401 (fixture)
 from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
+from cao_testkit.models.cli import live_version, npm_cli
 
 MODEL = "anthropic/claude-sonnet-4-5"
 
+
+OPENCODE = npm_cli(PACKAGE, live_version("opencode_cli", TESTED_VERSIONS), "opencode")
+#: Installed in the background once a live test here is selected (cao_testkit.session).
+LIVE_CLIS = (OPENCODE,)
 
 
 @pytest.fixture(scope="session")
 def opencode_cli():
     """The real OpenCode (installed into the per-machine cache on first use)."""
-    from cao_testkit.models.cli import install_npm_cli, live_version
-
-    return install_npm_cli(PACKAGE, live_version("opencode_cli", TESTED_VERSIONS), "opencode")
+    return OPENCODE.install()
 
 
 def user_config(server: Any, **extra: Any) -> dict[str, Any]:

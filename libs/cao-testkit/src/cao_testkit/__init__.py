@@ -9,6 +9,10 @@ Fixtures:
   provider they run (override it in a package's ``conftest.py``), a folder to work in
   (:mod:`cao_testkit.kernels`).
 
+Around the session (:mod:`cao_testkit.session`): the real CLIs that conftests list in ``LIVE_CLIS`` are
+installed in the background once collection shows their live tests will run, and a process the tests
+left running is ended and fails the run (:mod:`cao_testkit.leftovers`).
+
 The rest is imported where it is used:
 
 - :mod:`cao_testkit.models`: scripted model servers (Anthropic, OpenAI Responses, Gemini) and real agent
@@ -34,6 +38,8 @@ a part lists them in its ``test`` extra next to ``cao-testkit``.
 from __future__ import annotations
 
 from .kernels import kernel_provider, make_kernel, workdir
+from .session import pytest_collection_finish, pytest_sessionfinish, session_temp_folder
 from .tmux import private_tmux, tmux_socket
 
-__all__ = ["kernel_provider", "make_kernel", "private_tmux", "tmux_socket", "workdir"]
+__all__ = ["kernel_provider", "make_kernel", "private_tmux", "pytest_collection_finish",
+           "pytest_sessionfinish", "session_temp_folder", "tmux_socket", "workdir"]

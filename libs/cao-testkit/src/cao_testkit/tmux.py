@@ -2,8 +2,9 @@
 
 - ``private_tmux_socket()``: context manager yielding a :class:`PrivateTmux` (socket in a fresh
   short temporary folder, ``TMUX_TMPDIR`` pointed there, ``TMUX``/``TMUX_PANE`` removed). On exit it
-  checks that the server it is about to kill listens on that private socket, kills it, waits for it
-  to be gone and restores the environment.
+  checks that the server it is about to kill listens on that private socket, ends every program in its
+  panes the way cao-tmux ends a terminal's, kills the server, waits for it to be gone and restores the
+  environment.
 - ``private_tmux``: the same as a pytest fixture; it also sets ``CAO_TMUX_SOCKET`` and
   ``CAO_TMUX_CONFIG`` so a ``Kernel`` built in the test uses the private server.
 
@@ -31,6 +32,8 @@ from typing import Self
 import pytest
 
 _CLIENT_VARS = ("TMUX", "TMUX_PANE", "TMUX_TMPDIR")
+#: The folders of every private server this process made: what their panes ran names them.
+made_folders: list[str] = []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +66,8 @@ class PrivateTmux:
         return int(done.stdout) if done.returncode == 0 and done.stdout.strip().isdigit() else None
 
     def kill_server(self) -> None:
-        """Kill this server (and so every pane in it), after checking it is ours; wait until it is gone."""
+        """Kill this server and every program in its panes, after checking it is ours; wait until it is
+        gone."""
         if not self.socket_path.startswith(self.tmpdir + os.sep):
             raise AssertionError(
                 f"refusing to kill a tmux server outside the private folder: {self.socket_path}"
@@ -77,8 +81,30 @@ class PrivateTmux:
             raise AssertionError(
                 f"server answering on {self.socket_path} reports socket {answered}; not killing it"
             )
+        self.end_programs()
         self.run("kill-server", check=False)
         _wait_gone(pid, timeout=10.0)
+
+    def end_programs(self) -> None:
+        """End every session's programs through cao-tmux's own kill (process trees, sessions, anything
+        carrying a terminal's ``CAO_TERMINAL_ID``; SIGTERM, then SIGKILL).
+
+        ``kill-server`` alone only hangs up the panes: an agent CLI that ignores SIGHUP, or a program
+        that left the pane's process group, would outlive the test.
+        """
+        from cao_hookspecs.errors import InvalidInput
+        from cao_tmux.backend import TmuxBackend
+
+        listed = self.run("list-sessions", "-F", "#{session_name}", check=False)
+        if listed.returncode != 0:
+            return
+        backend = TmuxBackend(home_dir=self.tmpdir, socket_path=self.socket_path, config_file=self.config_file)
+        try:
+            for name in listed.stdout.splitlines():
+                with contextlib.suppress(InvalidInput):  # a name cao cannot spell: kill-server must do
+                    backend.kill_session(name)
+        finally:
+            backend.close()
 
 
 def _wait_gone(pid: int, timeout: float) -> None:
@@ -150,6 +176,7 @@ def private_tmux_socket() -> Iterator[PrivateTmux]:
     binary = find_tmux()
     # Short on purpose: a unix socket path must fit in about 100 bytes.
     tmpdir = os.path.realpath(tempfile.mkdtemp(prefix="cao-tmux-"))
+    made_folders.append(tmpdir)
     saved = {name: os.environ.get(name) for name in _CLIENT_VARS}
     os.environ["TMUX_TMPDIR"] = tmpdir
     os.environ.pop("TMUX", None)

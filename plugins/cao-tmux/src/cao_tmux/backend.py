@@ -30,8 +30,11 @@ T = TypeVar("T")
 
 SESSION_PREFIX = "cao-"
 # What a new window runs until its options and output pipe are in place: silent, and long-lived
-# enough that the window cannot close before ``respawn-pane`` replaces it with the real program.
-PLACEHOLDER = ("sleep", "2147483647")
+# enough that the window cannot close before ``respawn-pane`` replaces it with the real program. It
+# waits on its terminal rather than on a clock: ``respawn-pane -k`` ends it by closing that terminal,
+# which reaches a program through SIGHUP only once it is the terminal's controlling process, and a
+# placeholder that missed it must not wait for ever.
+PLACEHOLDER = ("cat", "-")
 _DEAD_MARK = "cao-pane-dead"
 # Re-opening a pipe whose ``cat`` vanished is fine now and then; a pipe that keeps dying is reported.
 _REARM_LIMIT = 3

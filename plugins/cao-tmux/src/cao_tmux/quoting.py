@@ -32,10 +32,14 @@ def pipe_command(fifo: str) -> str:
     """The ``pipe-pane`` command copying pane output into ``fifo``.
 
     The ``-p`` test keeps ``cat`` from creating a regular file (which nobody would ever read) when the
-    FIFO has been removed in the meantime.
+    FIFO has been removed in the meantime. Opening a FIFO for writing waits for a reader, and tmux never
+    signals its pipe's process: had the backend closed its end first (a terminal killed or a backend
+    closed just after the pipe was asked for), the shell would wait in ``open`` for ever. So the shell
+    first holds the FIFO read-write (which never waits), opens it for ``cat``, and lets go: with no
+    reader left, ``cat``'s first write ends it, and it ends anyway when tmux closes the pipe.
     """
     path = shlex.quote(fifo)
-    return format_literal(f"[ -p {path} ] && exec cat > {path}")
+    return format_literal(f"[ -p {path} ] && exec 3<>{path} && exec cat >{path} 3<&-")
 
 
 def died_hook(ctl_fifo: str) -> str:

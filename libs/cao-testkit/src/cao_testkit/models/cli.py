@@ -12,6 +12,12 @@ virtual environment of its own (made relocatable with ``uv venv --relocatable``,
 folder can be renamed into place) at ``<cache>/pypi-<package>@<version>-py<X.Y>``, built on an
 interpreter already on the machine (Pythons are looked for, never downloaded).
 
+``npm_cli(...)`` and ``pypi_cli(...)`` declare such a CLI as a :class:`LiveCli`, whose ``install()``
+does the same. A conftest that lists the CLIs its live tests run in ``LIVE_CLIS`` gets them installed
+in the background as soon as collection shows that one of those tests will run (:func:`install_ahead`,
+called by the kit's plugin), so the downloads overlap with tests that need no CLI; ``install()`` then
+waits for that install instead of starting its own.
+
 When npm, uv or the registry cannot be reached, :class:`LiveCliUnavailable` (an ``AssertionError``)
 says so: live tests fail loudly rather than skip.
 
@@ -34,7 +40,8 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -43,14 +50,18 @@ __all__ = [
     "CACHE_ENV",
     "LEAKY_PREFIXES",
     "InstalledCli",
+    "LiveCli",
     "LiveCliUnavailable",
     "Sandbox",
     "cache_root",
     "find_python",
+    "install_ahead",
     "install_npm_cli",
     "install_pypi_cli",
     "live_version",
     "make_sandbox",
+    "npm_cli",
+    "pypi_cli",
     "stand_in",
 ]
 
@@ -104,12 +115,13 @@ def _folder_name(package: str, version: str) -> str:
     return f"{_SAFE.sub('-', package.lstrip('@')).strip('-')}@{_SAFE.sub('-', version)}"
 
 
-def _check(binary: Path, version: str, timeout: float = 60.0) -> str:
-    """``binary --version`` output; raises LiveCliUnavailable unless it runs and names ``version``."""
+def _check(binary: Path, version: str, extra: Mapping[str, str], timeout: float = 60.0) -> str:
+    """``binary --version`` output (run with ``extra`` in its environment); raises LiveCliUnavailable
+    unless it runs and names ``version``."""
     # A throw-away HOME: some CLIs write into their home folder even for --version, and the user's own
     # must never be touched.
     scratch = tempfile.mkdtemp(prefix="cao-cli-version-")
-    env = {**os.environ, "HOME": scratch, "CODEX_HOME": os.path.join(scratch, ".codex"),
+    env = {**os.environ, **extra, "HOME": scratch, "CODEX_HOME": os.path.join(scratch, ".codex"),
            "CLAUDE_CONFIG_DIR": os.path.join(scratch, ".claude"),
            "KIMI_SHARE_DIR": os.path.join(scratch, ".kimi")}
     try:
@@ -148,8 +160,11 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def install_npm_cli(package: str, version: str, bin_name: str, *, cache: Path | None = None,
-                    timeout: float = _INSTALL_TIMEOUT) -> InstalledCli:
-    """Install ``package@version`` from the npm registry (once per machine) and return its program."""
+                    timeout: float = _INSTALL_TIMEOUT, env: Mapping[str, str] | None = None) -> InstalledCli:
+    """Install ``package@version`` from the npm registry (once per machine) and return its program.
+
+    ``env``: variables set for the install and the version check (where a CLI unpacks itself, say).
+    """
     if not re.fullmatch(r"(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*", package):
         raise ValueError(f"not an npm package name: {package!r}")
     if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+-]*", version):
@@ -157,28 +172,41 @@ def install_npm_cli(package: str, version: str, bin_name: str, *, cache: Path | 
     root = (cache or cache_root()).expanduser()
     folder = root / _folder_name(package, version)
     binary = folder / "node_modules" / ".bin" / bin_name
-    return _installed(package, version, root, folder, binary,
-                      lambda: _npm_install(package, version, root, folder, timeout))
+    extra = dict(env or {})
+    return _installed(package, version, root, folder, binary, extra,
+                      lambda: _npm_install(package, version, root, folder, timeout, extra))
 
 
-def _installed(package: str, version: str, root: Path, folder: Path, binary: Path,
+def _installed(package: str, version: str, root: Path, folder: Path, binary: Path, extra: Mapping[str, str],
                install: Callable[[], None]) -> InstalledCli:
     """The program ``binary`` of ``folder`` once it answers its version check (checked once per process),
-    ``install``ed first when it is missing or broken; other processes wait on the folder's lock."""
-    with _checked_lock:
-        if _checked.get(binary) is not None:
-            return InstalledCli(package=package, version=version, prefix=folder, binary=binary,
-                                version_output=_checked[binary])
+    ``install``ed first when it is missing or broken; other processes and threads wait on the folder's
+    lock."""
+
+    def known() -> InstalledCli | None:
+        with _checked_lock:
+            output = _checked.get(binary)
+        if output is None:
+            return None
+        return InstalledCli(package=package, version=version, prefix=folder, binary=binary,
+                            version_output=output)
+
+    found = known()
+    if found is not None:
+        return found
     with _locked(root / f".{folder.name}.lock"):
+        found = known()  # checked by the thread this one waited for
+        if found is not None:
+            return found
         if binary.exists():
             try:
-                output = _check(binary, version)
+                output = _check(binary, version, extra)
             except LiveCliUnavailable:
                 shutil.rmtree(folder, ignore_errors=True)  # a broken install is replaced, not reused
             else:
                 return _remember(package, version, folder, binary, output)
         install()
-        output = _check(binary, version)
+        output = _check(binary, version, extra)
         return _remember(package, version, folder, binary, output)
 
 
@@ -188,7 +216,8 @@ def _remember(package: str, version: str, folder: Path, binary: Path, output: st
     return InstalledCli(package=package, version=version, prefix=folder, binary=binary, version_output=output)
 
 
-def _npm_install(package: str, version: str, root: Path, folder: Path, timeout: float) -> None:
+def _npm_install(package: str, version: str, root: Path, folder: Path, timeout: float,
+                 extra: Mapping[str, str]) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise LiveCliUnavailable(f"npm is not installed: cannot install {package}@{version} for the live "
@@ -199,7 +228,7 @@ def _npm_install(package: str, version: str, root: Path, folder: Path, timeout: 
                 f"{package}@{version}"]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
-                                  stdin=subprocess.DEVNULL)
+                                  stdin=subprocess.DEVNULL, env={**os.environ, **extra})
         except subprocess.TimeoutExpired as exc:
             raise LiveCliUnavailable(f"npm install {package}@{version} did not finish within {timeout:g} s "
                                      "(is the npm registry reachable?)") from exc
@@ -304,14 +333,16 @@ def find_python(spec: str | os.PathLike[str] | None = None) -> tuple[Path, tuple
 
 def install_pypi_cli(package: str, version: str, bin_name: str, *,
                      python: str | os.PathLike[str] | None = None, exclude_newer: str | None = None,
-                     cache: Path | None = None, timeout: float = _INSTALL_TIMEOUT) -> InstalledCli:
+                     cache: Path | None = None, timeout: float = _INSTALL_TIMEOUT,
+                     env: Mapping[str, str] | None = None) -> InstalledCli:
     """Install ``package==version`` from PyPI (once per machine) in a virtual environment of its own and
     return its program ``bin_name``.
 
     ``python`` chooses the interpreter the environment is built on (see :func:`find_python`: None for
     this one, ``"3.13"``, ``">=3.12"`` or a path). ``exclude_newer`` (a date such as ``"2026-09-22"``)
     resolves the package's dependencies as PyPI had them then: a CLI whose own dependencies are not
-    pinned keeps installing the way it did when it was tested.
+    pinned keeps installing the way it did when it was tested. ``env``: variables set for the install
+    and the version check.
     """
     if not _PYPI_NAME.fullmatch(package):
         raise ValueError(f"not a PyPI package name: {package!r}")
@@ -330,14 +361,16 @@ def install_pypi_cli(package: str, version: str, bin_name: str, *,
     folder = root / name
     binary = folder / "bin" / bin_name
 
-    def install() -> None:
-        _uv_install(package, version, interpreter, exclude_newer, root, folder, timeout)
+    extra = dict(env or {})
 
-    return _installed(package, version, root, folder, binary, install)
+    def install() -> None:
+        _uv_install(package, version, interpreter, exclude_newer, root, folder, timeout, extra)
+
+    return _installed(package, version, root, folder, binary, extra, install)
 
 
 def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: str | None, root: Path,
-                folder: Path, timeout: float) -> None:
+                folder: Path, timeout: float, extra: Mapping[str, str]) -> None:
     uv = os.environ.get("UV") or shutil.which("uv")
     if not uv:
         raise LiveCliUnavailable(f"uv is not installed: cannot install {package}=={version} for the live "
@@ -355,7 +388,8 @@ def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: st
          "--python", str(venv / "bin" / "python"),
          *(["--exclude-newer", exclude_newer] if exclude_newer else []), f"{package}=={version}"],
     ]
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PYTHON", "UV_SYSTEM_PYTHON")}
+    env = {k: v for k, v in {**os.environ, **extra}.items()
+           if k not in ("VIRTUAL_ENV", "UV_PYTHON", "UV_SYSTEM_PYTHON")}
     try:
         for argv in steps:
             what = " ".join(argv[1:3])
@@ -373,6 +407,70 @@ def _uv_install(package: str, version: str, interpreter: Path, exclude_newer: st
         _put_in_place(venv, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+# -- CLIs declared by the tests that run them -----------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class LiveCli:
+    """A real CLI some live tests run: ``package`` at ``version`` from npm, or from PyPI when ``python``
+    names the interpreter to build its environment on (see :func:`install_pypi_cli`)."""
+
+    package: str
+    version: str
+    bin_name: str
+    python: str | None = None
+    exclude_newer: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def from_pypi(self) -> bool:
+        return self.python is not None
+
+    def install(self) -> InstalledCli:
+        """The installed CLI: the background install of it when one was started, else installed now."""
+        with _ahead_lock:
+            pending = _ahead.get(self)
+        if pending is not None:
+            return pending.result()
+        return self._install()
+
+    def _install(self) -> InstalledCli:
+        if self.from_pypi:
+            return install_pypi_cli(self.package, self.version, self.bin_name, python=self.python,
+                                    exclude_newer=self.exclude_newer, env=dict(self.env))
+        return install_npm_cli(self.package, self.version, self.bin_name, env=dict(self.env))
+
+
+def npm_cli(package: str, version: str, bin_name: str, *, env: Mapping[str, str] | None = None) -> LiveCli:
+    """A CLI from the npm registry (see :func:`install_npm_cli`)."""
+    return LiveCli(package=package, version=version, bin_name=bin_name, env=tuple(sorted((env or {}).items())))
+
+
+def pypi_cli(package: str, version: str, bin_name: str, *, python: str, exclude_newer: str | None = None,
+             env: Mapping[str, str] | None = None) -> LiveCli:
+    """A CLI from PyPI in an environment of its own on ``python`` (see :func:`install_pypi_cli`)."""
+    return LiveCli(package=package, version=version, bin_name=bin_name, python=python,
+                   exclude_newer=exclude_newer, env=tuple(sorted((env or {}).items())))
+
+
+_ahead: dict[LiveCli, Future[InstalledCli]] = {}
+_ahead_lock = threading.Lock()
+_ahead_pool: ThreadPoolExecutor | None = None
+
+
+def install_ahead(clis: Iterable[LiveCli]) -> None:
+    """Start installing ``clis``, in that order and two at a time, on threads of their own: they mostly
+    wait on the registry, which the tests that do not need them can use meanwhile. A failure is kept for
+    ``install()`` to raise, as if it had installed the CLI itself."""
+    global _ahead_pool
+    with _ahead_lock:
+        for cli in clis:
+            if cli not in _ahead:
+                if _ahead_pool is None:
+                    _ahead_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="live-cli")
+                _ahead[cli] = _ahead_pool.submit(cli._install)
 
 
 @attrs.frozen(kw_only=True)
