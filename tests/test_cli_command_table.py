@@ -48,6 +48,9 @@ def install(site: Path, *fixtures: Path) -> None:
     """Copy fixture distributions (metadata folder and module) into ``site``."""
     for fixture in fixtures:
         for item in fixture.iterdir():
+            # Bytecode left by other tests that imported the fixture in place is not part of it.
+            if item.name == "__pycache__":
+                continue
             if item.is_dir():
                 shutil.copytree(item, site / item.name)
             else:

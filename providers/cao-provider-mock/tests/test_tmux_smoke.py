@@ -102,10 +102,12 @@ def test_multiline_paste_goes_idle_processing_completed(tmux, tmp_path):
 
 def test_a_behaviours_multi_line_answer_reads_back_exactly(tmux, tmp_path):
     provider = mock_provider()
-    # Half a second of processing, as above: a turn of the default 50 ms is over between two looks at
-    # the screen whenever the machine is busy.
-    profile = AgentProfile(name="echoer", provider="mock_cli",
-                           extra={"mockBehaviour": "echo", "mock_delay_ms": 500})
+    # The delay does not apply to behaviour turns, and the shipped echo answers at once: on a busy machine
+    # its turn is over between two looks at the screen. This echo (found in the working directory) takes
+    # half a second, as the turn above does.
+    (tmp_path / "slow_echo.py").write_text(
+        "import asyncio\n\n\nasync def answer(turn):\n    await asyncio.sleep(0.5)\n    return turn.task\n")
+    profile = AgentProfile(name="echoer", provider="mock_cli", extra={"mockBehaviour": "slow_echo:answer"})
     terminal = Terminal(id="0123abcd", name="echoer-1a2b", session_name="mock", provider="mock_cli",
                         agent_profile="echoer")
     plan = provider.launch(LaunchContext(terminal=terminal, profile=profile, working_directory=str(tmp_path),
