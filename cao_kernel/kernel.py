@@ -16,7 +16,7 @@ import asyncio
 import os
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pluggy
 
@@ -41,12 +41,9 @@ from cao_hookspecs import (
 )
 
 from . import builtins
-from .delivery import DeliveryEngine
 from .errors import CaoError, PluginError
 from .home import CaoHome
 from .hooks import Hooks
-from .iopool import DEFAULT_THREADS, IoPool
-from .orchestration import AssignWatch, Orchestration
 from .plugins import (
     ACTIVE,
     FAILED,
@@ -59,7 +56,12 @@ from .plugins import (
 )
 from .profiles.catalog import ProfileCatalog
 from .registry import Registry
-from .terminals import Terminals
+
+if TYPE_CHECKING:
+    from .delivery import DeliveryEngine
+    from .iopool import IoPool
+    from .orchestration import Orchestration
+    from .terminals import Terminals
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
 T = TypeVar("T")
@@ -135,6 +137,13 @@ class Kernel:
         async with self._start_lock:
             if self._started:
                 return
+            # The services load here, not with this module: commands that only read the registry
+            # (``cao plugins``, ``cao doctor``) never start a kernel.
+            from .delivery import DeliveryEngine
+            from .iopool import DEFAULT_THREADS, IoPool
+            from .orchestration import AssignWatch, Orchestration
+            from .terminals import Terminals
+
             io = self.io = IoPool(int(self.settings.get("CAO_IO_THREADS") or DEFAULT_THREADS))
             self.home.ensure()
             backend = self._open_backend()
@@ -202,16 +211,19 @@ class Kernel:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def _services(self) -> tuple[Terminals, Orchestration]:
-        await self.start()
-        assert self.terminals is not None and self.orchestration is not None
-        return self.terminals, self.orchestration
-
+    # Every KernelAPI call goes through one of these two: once started they return at once, without
+    # another coroutine in between (a listing of fifty terminals makes fifty such calls).
     async def _terminals(self) -> Terminals:
-        return (await self._services())[0]
+        if not self._started:
+            await self.start()
+        assert self.terminals is not None
+        return self.terminals
 
     async def _orchestration(self) -> Orchestration:
-        return (await self._services())[1]
+        if not self._started:
+            await self.start()
+        assert self.orchestration is not None
+        return self.orchestration
 
     # -- sessions and terminals (KernelAPI) -------------------------------------------------------
 

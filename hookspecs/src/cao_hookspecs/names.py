@@ -31,16 +31,17 @@ def json_pattern(rule: re.Pattern[str]) -> str:
 TERMINAL_ID_PATTERN = json_pattern(TERMINAL_ID_RE)
 
 
-def _checked(rule: re.Pattern[str], value: object, message: str, error: type[CaoError]) -> str:
+def _checked(rule: re.Pattern[str], value: object, message: str, error: type[CaoError], what: str = "") -> str:
+    # The message is formatted only for a refusal: these checks run on every call that names a terminal.
     if not isinstance(value, str) or not rule.match(value):
-        raise error(message.format(value=value))
+        raise error(message.format(value=value, what=what))
     return value
 
 
 def terminal_id(value: object, *, what: str = "terminal id", error: type[CaoError] = InvalidInput) -> str:
     """``value`` when it is a terminal id, else ``error`` naming it as ``what``."""
-    return _checked(TERMINAL_ID_RE, value, f"invalid {what} {{value!r}}: expected 8 lowercase hex characters",
-                    error)
+    return _checked(TERMINAL_ID_RE, value, "invalid {what} {value!r}: expected 8 lowercase hex characters",
+                    error, what)
 
 
 def session_name(value: object) -> str:
