@@ -4,8 +4,7 @@ Measures:
 - cold start: spawn ``cao server --port 0`` -> first 200 on ``GET /health`` (median of 10; the server
   prints its listening line once the kernel is up, so this includes kernel start-up);
 - first sessions, the way a user meets a server: a fresh cao home and tmux socket for every run, spawn
-  ``cao-server --port 0`` -> first 200 on ``GET /sessions`` (median of 10), compared with the 0.92 s
-  measured before the start-up work;
+  ``cao-server --port 0`` -> first 200 on ``GET /sessions`` (median of 10);
 - idle RSS of the server process (no terminals, after 2 s idle) and with 50 idle terminals;
 - ``GET /sessions`` and ``GET /sessions/{name}/terminals`` latency with 50 mock terminals in one session;
 - over HTTP: create -> idle (``POST /sessions``, which answers once the agent is ready), input -> completed
@@ -50,8 +49,6 @@ UPSTREAM = {
     "input_to_completed_s": 0.88,
     "inbox_ready_to_delivered_s": 0.40,
 }
-# Measured before the start-up work, the same way (spawn -> first GET /sessions, fresh home, median of 10).
-BEFORE = {"first_sessions_s": 0.92}
 READY = re.compile(r"^cao-server listening on (http://\S+)$")
 
 
@@ -331,8 +328,6 @@ def main() -> None:
         if key in UPSTREAM:
             ratio = round(UPSTREAM[key] / stats["median"], 2)
             entry.update(upstream_2_5_4=UPSTREAM[key], ratio_vs_upstream=ratio)
-        if key in BEFORE:
-            entry.update(before=BEFORE[key], ratio_vs_before=round(BEFORE[key] / stats["median"], 2))
         measures[key] = entry
         unit = "MB" if key.endswith("_mb") else "ms"
         scale = 1 if unit == "MB" else 1000
@@ -350,12 +345,6 @@ def main() -> None:
     measures["rss_50_terminals_mb"] = round(raw["rss_50_terminals_mb"], 1)
     measures["create_49_more_s"] = round(raw["create_49_more_s"], 3)
     print(format_table(["measure", "median", "p90", "target", "upstream", "vs upstream", "pass"], rows))
-    first = measures["first_sessions_s"]
-    print(
-        f"first GET /sessions of a fresh cao-server: {first['median'] * 1000:.1f} ms median; "
-        f"{first['before'] * 1000:.0f} ms before the start-up work "
-        f"({first['ratio_vs_before']:.2f}x: before / now)"
-    )
     print(
         f"server RSS with 50 idle terminals: {measures['rss_50_terminals_mb']} MB; "
         f"49 terminals added over HTTP (8 at a time) in {measures['create_49_more_s']} s"
