@@ -3,8 +3,9 @@
 - ``lint-imports`` keeps every contract in ``[tool.importlinter]`` (the contract imports nothing of ours,
   the kernel no plugin, plugins and providers neither the kernel nor each other), and the contracts name
   every package of the workspace, so a new plugin is held to them from its first commit.
-- Every member's ``dependencies`` list what its runtime code imports, directly. The shared venv holds every member, so an import of something a member does not declare works here and
-breaks for a user who installs that member alone. Runtime code is the member's package without its test
+- Every member's ``dependencies`` list what its runtime code imports, directly. The shared venv holds
+  every member, so an import of something a member does not declare works here and breaks for a user
+  who installs that member alone. Runtime code is the member's package without its test
 helpers (modules and packages named ``testing``, whose needs the ``test`` extra declares) and without
 imports made only for type checkers (under ``if TYPE_CHECKING:``). An optional extra other than ``test``
 declares what only its feature imports.
@@ -50,7 +51,8 @@ def _members() -> list[Path]:
 def _packages(member: Path) -> list[Path]:
     """The import packages a member's wheel ships."""
     pyproject = tomllib.loads((member / "pyproject.toml").read_text(encoding="utf-8"))
-    return [member / package for package in pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]]
+    packages = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    return [member / package for package in packages]
 
 
 # -- the import contracts --------------------------------------------------------------------------
@@ -85,8 +87,8 @@ def test_lint_imports_keeps_every_contract(lint_imports: Path):
     # The contracts read the sources, never import them: the package folders on the path are enough.
     folders = [ROOT, *(package.parent for member in _members()[1:] for package in _packages(member))]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(folder) for folder in dict.fromkeys(folders))}
-    done = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Contracts: " in done.stdout and " broken" in done.stdout, done.stdout
 

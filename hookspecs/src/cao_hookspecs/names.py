@@ -31,7 +31,8 @@ def json_pattern(rule: re.Pattern[str]) -> str:
 TERMINAL_ID_PATTERN = json_pattern(TERMINAL_ID_RE)
 
 
-def _checked(rule: re.Pattern[str], value: object, message: str, error: type[CaoError], what: str = "") -> str:
+def _checked(rule: re.Pattern[str], value: object, message: str, error: type[CaoError],
+             what: str = "") -> str:
     # The message is formatted only for a refusal: these checks run on every call that names a terminal.
     if not isinstance(value, str) or not rule.match(value):
         raise error(message.format(value=value, what=what))
@@ -47,8 +48,8 @@ def terminal_id(value: object, *, what: str = "terminal id", error: type[CaoErro
 def session_name(value: object) -> str:
     """``value`` when it is a session name (without the ``cao-`` prefix rule), else ``InvalidInput``."""
     return _checked(SESSION_NAME_RE, value,
-                    "invalid session name {value!r}: use letters, digits, '_' and '-' (not first), at most 64",
-                    InvalidInput)
+                    "invalid session name {value!r}: use letters, digits, '_' and '-' (not first), "
+                    "at most 64", InvalidInput)
 
 
 def profile_name(value: object) -> str:

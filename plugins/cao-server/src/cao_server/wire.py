@@ -56,15 +56,11 @@ def _time_or_zero(value: Any) -> float:
 
 # Where the wire differs from a record: a field's wire name, and how a time field is written and read.
 _WIRE_NAMES: dict[type, dict[str, str]] = {Message: {"body": "message", "state": "status"}}
-_TIMES_OUT: dict[type, dict[str, Any]] = {
-    Terminal: {"created_at": _iso_if_set},
-    StatusReport: {"since": iso},
-    Message: {"created_at": iso, "updated_at": _iso_if_set, "not_before": iso},
-}
-_TIMES_IN: dict[type, dict[str, Any]] = {
-    Terminal: {"created_at": _time_or_zero},
-    StatusReport: {"since": from_iso},
-    Message: {"created_at": _time_or_zero, "updated_at": _time_or_zero, "not_before": from_iso},
+_TIMES: dict[type, dict[str, tuple[Any, Any]]] = {
+    Terminal: {"created_at": (_iso_if_set, _time_or_zero)},
+    StatusReport: {"since": (iso, from_iso)},
+    Message: {"created_at": (iso, _time_or_zero), "updated_at": (_iso_if_set, _time_or_zero),
+              "not_before": (iso, from_iso)},
 }
 # Fields JSON may carry as text or as a float, which the record wants as a whole number.
 _WHOLE_NUMBERS: dict[type, frozenset[str]] = {Message: frozenset({"id", "attempts"})}
@@ -78,11 +74,12 @@ def _writer(cls: type) -> Any:
     class's fields and the tables above (one dict display, as fast as writing it out by hand)."""
     writer = _writers.get(cls)
     if writer is None:
-        names, times = _WIRE_NAMES.get(cls, {}), _TIMES_OUT.get(cls, {})
+        names, times = _WIRE_NAMES.get(cls, {}), _TIMES.get(cls, {})
         scope: dict[str, Any] = {}
         items = []
         for index, field in enumerate(attrs.fields(cls)):
-            convert = times.get(field.name) or (None if field.type in _PLAIN else jsonable)
+            plain = field.type in _PLAIN
+            convert = times[field.name][0] if field.name in times else None if plain else jsonable
             value = f"record.{field.name}"
             if convert is not None:
                 scope[f"convert{index}"] = convert
@@ -106,14 +103,14 @@ def _fields_in(cls: type) -> list[tuple[str, str]]:
 def _record_from_json(cls: type, data: Mapping[str, Any]) -> Any:
     """``cls`` built from the wire's fields in ``data`` (other keys are ignored, absent and null fields
     take the record's defaults)."""
-    times, whole = _TIMES_IN.get(cls, {}), _WHOLE_NUMBERS.get(cls, frozenset())
+    times, whole = _TIMES.get(cls, {}), _WHOLE_NUMBERS.get(cls, frozenset())
     values = {}
     for name, wire_name in _fields_in(cls):
         value = data.get(wire_name)
         if value is None:
             continue
         if name in times:
-            value = times[name](value)
+            value = times[name][1](value)
         elif name in whole:
             value = int(value)
         values[name] = value
