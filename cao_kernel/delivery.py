@@ -6,6 +6,8 @@ ready (idle or completed). The only timer is the one that wakes a failed message
 Guarantees:
 - a message is durable before its id is returned (the store's job);
 - it is claimed atomically (pending -> delivering), so two deliveries can never take the same message;
+- nothing is delivered before the messages an earlier kernel left ``delivering`` are settled, so a
+  delivery of this kernel is never taken for one of them;
 - one delivery per ready cycle per receiver: typing puts the receiver in ``processing``, and the next
   message waits for the next ready transition;
 - it is marked delivered only after it was typed; a kernel that dies in between leaves it
@@ -87,6 +89,9 @@ class DeliveryEngine:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        # Receivers kicked before ``recover`` ran: until then a message found ``delivering`` is one an
+        # earlier kernel left, and a delivery started now would be taken for one.
+        self._held: set[str] | None = set()
         self.max_attempts = int(settings.get("CAO_INBOX_MAX_ATTEMPTS") or MAX_ATTEMPTS)
         self.backoff_base = float(settings.get("CAO_INBOX_RETRY_BASE") or BACKOFF_BASE)
         self.eager = str(settings.get("CAO_EAGER_INBOX_DELIVERY", "")).lower() in ("1", "true", "yes")
@@ -102,6 +107,9 @@ class DeliveryEngine:
     def kick(self, receiver_id: str) -> None:
         """Try to deliver to ``receiver_id`` now if it can take input."""
         if self._closed:
+            return
+        if self._held is not None:
+            self._held.add(receiver_id)
             return
         if receiver_id in self._busy:
             self._again.add(receiver_id)
@@ -252,7 +260,9 @@ class DeliveryEngine:
     # -- restart and removal ----------------------------------------------------------------------
 
     async def recover(self) -> None:
-        """After a restart: settle messages left ``delivering`` and wake every inbox with mail."""
+        """Settle the messages an earlier kernel left ``delivering``, then start delivering: every inbox
+        with mail, and every receiver kicked in the meantime, is woken. Nothing is delivered before this
+        runs (the kernel calls it once its terminals are re-adopted)."""
         io = self._io
         for message in await io(self.store.list, None, state=MessageState.DELIVERING, limit=100_000):
             if self._receivers.get(message.receiver_id) is None:
@@ -264,7 +274,8 @@ class DeliveryEngine:
                 self._on_delivered(delivered)
             else:
                 await io(self.store.release, message.id)
-        for receiver in await io(self.store.receivers_with_pending):
+        kicked, self._held = self._held or set(), None
+        for receiver in sorted({*kicked, *await io(self.store.receivers_with_pending)}):
             if self._receivers.get(receiver) is not None:
                 self.kick(receiver)
 
