@@ -13,6 +13,8 @@ Guarantees:
 - it is marked delivered only after it was typed; a kernel that dies in between leaves it
   ``delivering``, and the next kernel checks the receiver's screen before deciding to type it again;
 - failed attempts are retried with backoff, then dead-lettered, and the sender is told;
+- a receiver that can never take input again (its agent exited, its terminal was lost, it did not
+  survive a restart) gets nothing: what waits for it is dead-lettered with the reason, senders told;
 - a receiver whose MCP readiness gate is closed (``cao_kernel.readiness``) gets nothing until it opens;
   once its bounded wait has run out, what waits for it is refused with the reason, and the senders told.
 """
@@ -127,9 +129,10 @@ class DeliveryEngine:
         task.add_done_callback(self._tasks.discard)
 
     def status_changed(self, receiver_id: str) -> None:
-        """The receiver's status changed: deliver if it is ready now."""
+        """The receiver's status changed: deliver if it is ready now, refuse what waits for it if it never
+        will be."""
         live = self._receivers.get(receiver_id)
-        if live is not None and self._can_receive(live):
+        if live is not None and (self._can_receive(live) or self._receivers.refusal(receiver_id) is not None):
             self.kick(receiver_id)
 
     def _can_receive(self, live: LiveTerminal) -> bool:
@@ -278,6 +281,10 @@ class DeliveryEngine:
         for receiver in sorted({*kicked, *await io(self.store.receivers_with_pending)}):
             if self._receivers.get(receiver) is not None:
                 self.kick(receiver)
+            else:
+                # Its terminal did not survive the restart (the tmux server died with it, or it was
+                # removed meanwhile): what waits for it can never arrive.
+                await self._fail_pending(receiver, "receiver terminal no longer exists")
 
     async def receiver_gone(self, receiver_id: str) -> None:
         """A terminal was deleted: its waiting messages can never arrive."""

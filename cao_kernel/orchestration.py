@@ -130,6 +130,9 @@ class Orchestration:
     async def _enqueue(self, draft: MessageDraft) -> Message:
         draft = self._hooks.before("cao_before_message_send", draft)
         self._terminals.live(draft.receiver_id)
+        gone = self._terminals.gone(draft.receiver_id)
+        if gone is not None:
+            raise gone
         return await self._delivery.enqueue(draft)
 
     async def list_messages(

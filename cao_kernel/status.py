@@ -229,8 +229,9 @@ class StatusTracker:
         """The agent exited or its terminal was lost: error, for good."""
         self._clear_latch()
         self._native = None
-        self._set(StatusReport(status=TerminalStatus.ERROR, evidence=evidence))
+        # Final before the change goes out: whoever hears of it can tell it is for good.
         self._final = True
+        self._set(StatusReport(status=TerminalStatus.ERROR, evidence=evidence))
 
     @property
     def failed_for_good(self) -> bool:

@@ -148,8 +148,16 @@ class Terminals:
         return live is not None and not live.starting and self._gates.ready(terminal_id)
 
     def refusal(self, terminal_id: str) -> CaoError | None:
-        """Why the terminal can never take messages (its MCP server did not connect in time), if so."""
-        return self._gates.failure(terminal_id)
+        """Why the terminal cannot take messages, if so: it is gone for good (:meth:`gone`), or its MCP
+        server did not connect in time (which a late report may still mend)."""
+        return self.gone(terminal_id) or self._gates.failure(terminal_id)
+
+    def gone(self, terminal_id: str) -> Conflict | None:
+        """Why the terminal can never take input again (its agent exited, its terminal was lost), if so."""
+        live = self._live.get(terminal_id)
+        if live is None or not live.tracker.failed_for_good:
+            return None
+        return Conflict(f"terminal {terminal_id} cannot take messages: {live.tracker.report.evidence}")
 
     async def deliver(self, live: LiveTerminal, message: Message) -> DeliveryReceipt | None:
         """Type a message into the terminal through ``cao_deliver_message`` (exceptions propagate)."""

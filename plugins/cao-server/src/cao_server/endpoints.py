@@ -664,7 +664,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         post_inbox,
         "inbox",
         response=ref("MessageQueued"),
-        errors=(*ID_ERRORS, 400, 403, 413),
+        errors=(*ID_ERRORS, 400, 403, 409, 413),
         params=(
             Param("sender_id", required=True, description="who sends it (any text)"),
             MESSAGE,
