@@ -197,6 +197,8 @@ class Kernel:
             return
         self.hooks.shutdown(self)
         assert self.io is not None and self.terminals is not None and self.delivery is not None
+        assert self.orchestration is not None
+        await self.orchestration.aclose()
         await self.delivery.aclose()
         await self.terminals.aclose()
         await self.io.run(self.delivery.store.close)

@@ -65,6 +65,14 @@ def _with_suffix(text: str, suffix: str) -> str:
     return text if text.rstrip().endswith(suffix) else f"{text}\n\n{suffix}"
 
 
+LAST_LINES = 10
+
+
+def _last_lines(screen: str, count: int = LAST_LINES) -> str:
+    """The last ``count`` non-blank lines of a screen, for a report on what an agent was doing."""
+    return "\n".join([line.rstrip() for line in screen.splitlines() if line.strip()][-count:])
+
+
 class AssignWatch:
     """Assigns whose task is still on its way: each ends (``cao_after_assign_finished``) when its task is
     delivered, dies in the inbox, or its worker fails to start."""
@@ -106,6 +114,7 @@ class Orchestration:
     _hooks: Hooks
     _assigns: AssignWatch
     _load_profile: Callable[[str], AgentProfile]
+    _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
 
     # -- send_message -----------------------------------------------------------------------------
 
@@ -160,7 +169,9 @@ class Orchestration:
             sender_id=caller_id, receiver_id=worker.id, body=task, orchestration_type=OrchestrationType.ASSIGN,
         ))
         self._assigns.add(queued.id, request)
-        asyncio.ensure_future(self._watch_assign_start(worker, request, queued.id))
+        watch = asyncio.ensure_future(self._watch_assign(worker, request, queued.id))
+        self._watches.add(watch)
+        watch.add_done_callback(self._watches.discard)
         return DelegationResult(
             kind=OrchestrationType.ASSIGN, success=True, agent_profile=request.agent_profile, caller_id=caller_id,
             terminal_id=worker.id,
@@ -169,10 +180,28 @@ class Orchestration:
                      f"receive them, and delete the worker with delete_terminal when it is done."),
         )
 
-    async def _watch_assign_start(self, worker: Terminal, request: DelegationRequest, message_id: int) -> None:
+    async def _watch_assign(self, worker: Terminal, request: DelegationRequest, message_id: int) -> None:
+        """Report an assigned worker to its caller if it fails to start, or later stops for good (its
+        caller would otherwise wait for results that never come)."""
         live = self._terminals.get(worker.id)
         if live is None:
             return
+        if await self._watch_assign_start(live, worker, request, message_id):
+            ended = await live.tracker.ended()
+            if ended is not None and self._terminals.get(request.caller_id or "") is not None:
+                try:
+                    shown = await self._terminals.history(worker.id)
+                except Exception:  # noqa: BLE001 - its pane may be gone with it
+                    shown = live.tracker.screen
+                notice = (f"[cao] Assigned worker {worker.id} ({request.agent_profile}) stopped: "
+                          f"{ended.evidence}. Whatever it had not sent you yet is lost. Its last lines:\n"
+                          f"{_last_lines(shown)}")
+                await self._enqueue(MessageDraft(sender_id=worker.id, receiver_id=request.caller_id,
+                                                 body=notice))
+
+    async def _watch_assign_start(self, live: LiveTerminal, worker: Terminal, request: DelegationRequest,
+                                  message_id: int) -> bool:
+        """Whether the worker started; one that did not was deleted and its caller told."""
         try:
             assert live.started is not None
             # Resolved once the worker can act: its cao MCP server too has connected (the task waits in
@@ -181,7 +210,7 @@ class Orchestration:
         except CaoError as exc:
             self._assigns.drop(message_id)
             if self._terminals.get(worker.id) is None:
-                return  # deleted while starting, by whoever deleted it: nothing to report
+                return False  # deleted while starting, by whoever deleted it: nothing to report
             reason = str(exc).splitlines()[0].rstrip(".")
             try:
                 await self._terminals.delete_terminal(worker.id)
@@ -192,6 +221,15 @@ class Orchestration:
             if self._terminals.get(request.caller_id or "") is not None:
                 await self._enqueue(MessageDraft(sender_id=worker.id, receiver_id=request.caller_id, body=notice))
             self._assigns.finish(request, worker.id, False, notice)
+            return False
+        return True
+
+    async def aclose(self) -> None:
+        """Stop watching assigned workers (they keep running for the next kernel)."""
+        watches = list(self._watches)
+        for watch in watches:
+            watch.cancel()
+        await asyncio.gather(*watches, return_exceptions=True)
 
     # -- handoff ----------------------------------------------------------------------------------
 

@@ -231,11 +231,24 @@ class StatusTracker:
         self._native = None
         # Final before the change goes out: whoever hears of it can tell it is for good.
         self._final = True
+        before = self._changed
         self._set(StatusReport(status=TerminalStatus.ERROR, evidence=evidence))
+        if self._changed is before:
+            # Already in error (the agent said so): no change event, but waiters must hear it is final.
+            changed, self._changed = self._changed, asyncio.Event()
+            changed.set()
 
     @property
     def failed_for_good(self) -> bool:
         return self._final
+
+    async def ended(self) -> StatusReport | None:
+        """Wait until the terminal fails for good (its last report) or is deleted (None)."""
+        while not self._final:
+            if self._closed:
+                return None
+            await self._changed.wait()
+        return self.report
 
     def _set(self, report: StatusReport) -> None:
         old = self.report

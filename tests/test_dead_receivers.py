@@ -33,12 +33,13 @@ async def _busy_receiver_with_mail(kernel, workdir: str, sender_id: str | None =
 
 
 async def _settled(kernel, receiver_id: str, message_id: int, timeout: float = 10.0):
+    """The message once it is delivered or dead."""
     deadline = time.monotonic() + timeout
     while True:
         found = {m.id: m for m in await kernel.list_messages(receiver_id, limit=100)}[message_id]
-        if found.state != MessageState.PENDING:
+        if found.state in (MessageState.DELIVERED, MessageState.DEAD):
             return found
-        assert time.monotonic() < deadline, f"message {message_id} still pending"
+        assert time.monotonic() < deadline, f"message {message_id} still {found.state.value}"
         await asyncio.sleep(0.05)
 
 

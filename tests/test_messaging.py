@@ -122,6 +122,35 @@ async def test_assign_returns_before_the_worker_is_ready_and_carries_the_callbac
                 "using send_message]") in full
 
 
+async def test_an_assigned_worker_that_dies_mid_task_is_reported_to_its_caller(make_kernel, workdir,
+                                                                              tmux_socket):
+    async with make_kernel(agents=AGENTS) as kernel:
+        sup = await _supervisor(kernel, "a2", workdir)
+        result = await kernel.assign(sup.id, "developer", "__mock_sleep_30")
+        worker = await kernel.get_terminal(result.terminal_id)
+        await kernel.wait_for_status(worker.id, {TerminalStatus.PROCESSING}, timeout=10)
+        deadline = time.monotonic() + 10
+        while "\u276f [Pasted text: " not in await kernel.get_output(worker.id, "full"):  # it has the task
+            assert time.monotonic() < deadline, "the worker never showed its task"
+            await asyncio.sleep(0.02)
+        pid = subprocess.run(["tmux", "-S", tmux_socket, "display-message", "-p", "-t",
+                              f"{worker.session_name}:{worker.name}", "#{pane_pid}"],
+                             capture_output=True, text=True, check=True).stdout
+        os.kill(int(pid), signal.SIGKILL)
+        report = await kernel.wait_for_status(worker.id, {TerminalStatus.ERROR}, timeout=10)
+
+        deadline = time.monotonic() + 10
+        while not (notices := [m for m in await kernel.list_messages(sup.id, limit=10)
+                               if m.sender_id == worker.id]):
+            assert time.monotonic() < deadline, "the caller was never told"
+            await asyncio.sleep(0.05)
+        [notice] = notices
+        expected = f"[cao] Assigned worker {worker.id} (developer) stopped: {report.evidence}."
+        assert notice.body.startswith(expected), notice.body
+        # What it was doing: the task it had been given, pasted into its prompt.
+        assert "\u276f [Pasted text: " in notice.body.split("Its last lines:", 1)[1], notice.body
+
+
 async def test_messages_survive_a_killed_kernel_exactly_once(make_kernel, workdir, tmux_socket, cao_home):
     """A kernel process is SIGKILLed with messages queued for a busy receiver; the next kernel delivers
     every one of them, each exactly once."""

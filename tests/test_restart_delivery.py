@@ -42,7 +42,8 @@ async def _settled(kernel, receivers, wanted: int, timeout: float = 30.0) -> Non
 
 async def test_waiting_messages_are_typed_once_when_the_next_kernel_finds_their_receivers_idle(
         make_kernel, workdir, tmux_socket):
-    request = CreateTerminalRequest(agent_profile="developer", session_name="restart", working_directory=workdir)
+    request = CreateTerminalRequest(agent_profile="developer", session_name="restart",
+                                    working_directory=workdir)
     async with make_kernel(agents=("developer",)) as kernel:
         receivers = [await kernel.create_session(request)]
         receivers += await asyncio.gather(*(kernel.create_terminal(request) for _ in range(RECEIVERS - 1)))
@@ -51,7 +52,8 @@ async def test_waiting_messages_are_typed_once_when_the_next_kernel_finds_their_
         busy_until = time.monotonic() + BUSY_SECONDS
         for terminal in receivers:
             await kernel.wait_for_status(terminal.id, {TerminalStatus.PROCESSING}, timeout=5)
-        tokens = {terminal.id: [f"note-{terminal.id}-{n}" for n in range(MESSAGES_EACH)] for terminal in receivers}
+        tokens = {terminal.id: [f"note-{terminal.id}-{n}" for n in range(MESSAGES_EACH)]
+                  for terminal in receivers}
         for terminal in receivers:
             for token in tokens[terminal.id]:
                 await kernel.send_message("tester", terminal.id, token)
