@@ -15,6 +15,7 @@ import asyncio
 import logging
 import re
 import secrets
+import shutil
 import time
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -238,7 +239,7 @@ class Terminals:
             created_at=time.time(),
             backend=self.backend.name,
         )
-        runtime_dir = self._home.runtime / "terminals" / terminal_id
+        runtime_dir = self._runtime_dir(terminal_id)
         # The native signal command and socket, for providers that write them into the CLI's hooks.
         extra_env = {**extra_env, **self._signal_env(provider, terminal_id)}
         advertised = self._advertised_env()
@@ -369,6 +370,14 @@ class Terminals:
                 await self._io.run(self.backend.kill_terminal, live.id)
         except Exception:  # noqa: BLE001
             log.exception("cleaning up terminal %s failed", live.id)
+        await self._remove_runtime_dir(live.id)
+
+    def _runtime_dir(self, terminal_id: str) -> Path:
+        """The folder of a terminal's private files (its provider's configuration, MCP entries)."""
+        return self._home.runtime / "terminals" / terminal_id
+
+    async def _remove_runtime_dir(self, terminal_id: str) -> None:
+        await self._io.run(shutil.rmtree, self._runtime_dir(terminal_id), ignore_errors=True)
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -495,12 +504,13 @@ class Terminals:
         return ids
 
     async def _removed(self, live: LiveTerminal) -> None:
-        """Forget a killed terminal, fail what waits for it, tell observers."""
+        """Forget a killed terminal and its private files, fail what waits for it, tell observers."""
         self._live.pop(live.id, None)
         self._gates.discard(live.id)
         live.tracker.close()
         if live.refresh_task is not None:
             live.refresh_task.cancel()
+        await self._remove_runtime_dir(live.id)
         if self._listener is not None:
             await self._listener.receiver_gone(live.id)
         self._hooks.after("cao_after_terminal_killed", terminal=live.terminal())

@@ -157,6 +157,19 @@ async def test_killed_tmux_server_is_reported_as_error_not_a_hang(make_kernel, w
             await kernel.send_input(term.id, "anyone there?")
 
 
+async def test_deleting_a_terminal_removes_its_private_files(make_kernel, workdir):
+    async with _profiles(make_kernel()) as kernel:
+        request = CreateTerminalRequest(agent_profile="developer", session_name="rt", working_directory=workdir)
+        first = await kernel.create_session(request)
+        second = await kernel.create_terminal(request)
+        folders = {t.id: kernel.home.runtime / "terminals" / t.id for t in (first, second)}
+        assert all(folder.is_dir() for folder in folders.values())
+        await kernel.delete_terminal(second.id)
+        assert not folders[second.id].exists() and folders[first.id].is_dir()
+        await kernel.delete_session("rt")
+        assert not folders[first.id].exists()
+
+
 async def test_new_kernel_readopts_live_terminals(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
         term = await kernel.create_session(CreateTerminalRequest(
