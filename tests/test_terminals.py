@@ -159,7 +159,8 @@ async def test_killed_tmux_server_is_reported_as_error_not_a_hang(make_kernel, w
 
 async def test_deleting_a_terminal_removes_its_private_files(make_kernel, workdir):
     async with _profiles(make_kernel()) as kernel:
-        request = CreateTerminalRequest(agent_profile="developer", session_name="rt", working_directory=workdir)
+        request = CreateTerminalRequest(agent_profile="developer", session_name="rt",
+                                        working_directory=workdir)
         first = await kernel.create_session(request)
         second = await kernel.create_terminal(request)
         folders = {t.id: kernel.home.runtime / "terminals" / t.id for t in (first, second)}
