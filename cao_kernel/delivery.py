@@ -130,10 +130,8 @@ class DeliveryEngine:
 
     def status_changed(self, receiver_id: str) -> None:
         """The receiver's status changed: deliver if it is ready now, refuse what waits for it if it never
-        will be."""
-        live = self._receivers.get(receiver_id)
-        if live is not None and (self._can_receive(live) or self._receivers.refusal(receiver_id) is not None):
-            self.kick(receiver_id)
+        will be (``kick`` checks both)."""
+        self.kick(receiver_id)
 
     def _can_receive(self, live: LiveTerminal) -> bool:
         if not self._receivers.can_receive(live.id):
