@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -58,6 +59,10 @@ def test_startup_dialogs_are_accepted_by_their_keys(live_codex, tmp_path):
         lambda keys: live_codex.tmux("send-keys", "-t", "dialogs", *keys), timeout=60)
     assert set(answered) == {"update-prompt", "trust-folder"}, answered
     # "Skip" was chosen: Codex went on to its prompt, leaving only a banner about the release, which no
-    # dialog pattern may take for the prompt itself.
+    # dialog pattern may take for the prompt itself. The banner can come a moment after the prompt.
+    deadline = time.monotonic() + 5
+    while "Update available!" not in last and time.monotonic() < deadline:
+        time.sleep(0.05)
+        last = live_codex.tmux("capture-pane", "-p", "-t", "dialogs")
     assert "Update available!" in last
     assert not [d.name for d in provider.startup_dialogs if re.search(d.pattern, last, re.MULTILINE)]
