@@ -32,7 +32,11 @@ Native signals come before the screen. The rules, in order:
    (a native ``processing``), a native ready report that arrives after input and before the next native
    ``processing`` belongs to a turn that started before the input, and is ignored (the screen still
    reports that input's turn).
-5. ``fail`` (the agent exited, the terminal was lost) is final, whatever was held.
+5. A CLI that reports only turn ends (``native_ends`` without a native ``processing`` so far) may
+   report a turn's end after its screen showed that end, and after the next input went out: a native
+   ready report within ``late_end_window`` of an input whose previous turn ended without one belongs to
+   that previous turn, and is ignored once (the screen still reports the new turn).
+6. ``fail`` (the agent exited, the terminal was lost) is final, whatever was held.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ _UNREAD = object()
 
 #: Screen statuses that end a held native status whatever its baseline (rule 2).
 SCREEN_ONLY = frozenset({TerminalStatus.ERROR, TerminalStatus.WAITING_USER_ANSWER})
+# How long after an input a CLI's native report of the previous turn's end may still arrive (rule 5):
+# the notify program it runs takes a process start, longer on a busy machine.
+LATE_END_WINDOW = 2.0
 
 
 class StatusTracker:
@@ -59,7 +66,8 @@ class StatusTracker:
 
     def __init__(
         self, terminal_id: str, on_change: StatusListener | None = None, *, input_settle: float = 2.0,
-        answer_of: AnswerReader | None = None,
+        answer_of: AnswerReader | None = None, native_ends: bool = False,
+        late_end_window: float = LATE_END_WINDOW,
     ) -> None:
         self.terminal_id = terminal_id
         self._answer_of = answer_of
@@ -84,6 +92,12 @@ class StatusTracker:
         self._native_turns = False
         self._awaiting_native_start = False
         self._before_input: tuple[StatusReport | None, TerminalStatus | None, bool] | None = None
+        # Rule 5: whether the CLI reports turn ends natively, whether the latest input's turn has ended
+        # natively, and until when a native end may still be the previous turn's.
+        self._native_ends = native_ends
+        self.late_end_window = late_end_window
+        self._turn: tuple[bool, bool, float] = (False, False, 0.0)  # (open, ended natively, late until)
+        self._turn_before_input: tuple[bool, bool, float] | None = None
 
     @property
     def status(self) -> TerminalStatus:
@@ -152,6 +166,12 @@ class StatusTracker:
             self._awaiting_native_start = False
         elif report.status.ready and self._awaiting_native_start:
             return  # rule 4: the end of a turn that began before the latest input
+        elif report.status.ready and not self._native_turns:
+            open_, ended, late_until = self._turn
+            if time.monotonic() < late_until:
+                self._turn = (open_, ended, 0.0)
+                return  # rule 5: the previous turn's end, arriving late
+            self._turn = (open_, True, 0.0)
         self._clear_latch()
         self._native = report
         last = self._last_reading
@@ -187,6 +207,10 @@ class StatusTracker:
         self._before_input = (self._native, self._native_baseline, self._awaiting_native_start)
         self._native = None
         self._awaiting_native_start = self._native_turns
+        self._turn_before_input = self._turn
+        open_, ended, _ = self._turn
+        owed = self._native_ends and open_ and not ended
+        self._turn = (True, False, time.monotonic() + self.late_end_window if owed else 0.0)
         self._screen_at_input = self.screen
         last = self._last_reading
         self._evidence_at_input = last.evidence if last is not None and last.status.ready else None
@@ -198,17 +222,19 @@ class StatusTracker:
             return  # a new turn has already shown itself
         if self._settle_timer is not None:
             self._settle_timer.cancel()
-        self._before_input = None
+        self._before_input = self._turn_before_input = None
         self._settle_timer = asyncio.get_running_loop().call_later(self.input_settle, self._settled)
 
     def abort_input(self) -> None:
         """The input could not be sent after all: go back to what was known before it."""
         if self._screen_at_input is None or self._final:
             return
-        before = self._before_input
+        before, turn = self._before_input, self._turn_before_input
         self._clear_latch()
         if before is not None:
             self._native, self._native_baseline, self._awaiting_native_start = before
+        if turn is not None:
+            self._turn, self._turn_before_input = turn, None
         if self._native is not None:
             self._set(self._native)
         elif self._last_reading is not None:

@@ -301,7 +301,8 @@ class Terminals:
         live: LiveTerminal
         tracker = StatusTracker(record.id, on_change=lambda old, new: self._status_changed(live, old, new),
                                 input_settle=float(self._settings.get("CAO_INPUT_SETTLE") or 2.0),
-                                answer_of=launching.answer_reader(provider))
+                                answer_of=launching.answer_reader(provider),
+                                native_ends=provider is not None and provider.native_signal is not None)
         live = LiveTerminal(record=record, provider=provider, tracker=tracker,
                             started=asyncio.get_running_loop().create_future())
         self._live[record.id] = live

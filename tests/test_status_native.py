@@ -121,6 +121,32 @@ async def test_without_turn_starts_a_turn_end_is_taken_after_input():
     assert t.status == S.COMPLETED
 
 
+async def test_a_late_end_of_the_previous_turn_is_ignored_when_only_ends_are_reported():
+    t = await _tracker(native_ends=True, late_end_window=60)
+    t.note_input()
+    t.observe("answer 1", screen(S.COMPLETED, "answer 1"))  # the screen saw turn 1 end first
+    t.note_input()
+    t.native(native(S.COMPLETED, "notify"))  # turn 1's notify, after the second input went out
+    assert t.status == S.PROCESSING
+    t.native(native(S.COMPLETED, "notify"))  # turn 2's
+    assert t.status == S.COMPLETED
+
+
+async def test_a_turn_end_is_taken_when_the_previous_one_came_natively_or_too_long_ago():
+    t = await _tracker(native_ends=True, late_end_window=60)
+    t.note_input()
+    t.native(native(S.COMPLETED, "notify"))
+    t.note_input()
+    t.native(native(S.COMPLETED, "notify"))  # nothing owed: this is turn 2's end
+    assert t.status == S.COMPLETED
+    late = await _tracker(native_ends=True, late_end_window=0)
+    late.note_input()
+    late.observe("answer 1", screen(S.COMPLETED, "answer 1"))
+    late.note_input()
+    late.native(native(S.COMPLETED, "notify"))  # the window is over: taken as the new turn's end
+    assert late.status == S.COMPLETED
+
+
 async def test_abort_restores_the_held_native_status():
     t = await _tracker()
     t.observe("spinner", screen(S.PROCESSING))
