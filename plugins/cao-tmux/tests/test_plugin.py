@@ -30,11 +30,13 @@ def test_socket_path_wins_over_socket_name(cao_home):
         home_dir=str(cao_home), settings={"CAO_TMUX_SOCKET": "/run/x.sock", "CAO_TMUX_SOCKET_NAME": "ignored"}
     )
     backend = TmuxBackend.from_context(ctx)
-    assert backend.server.base_argv()[1:] == ["-S", "/run/x.sock"]
+    handle = backend.server.libtmux()
+    assert (handle.socket_path, handle.socket_name) == ("/run/x.sock", None)
     default = TmuxBackend.from_context(
         RuntimeContext(home_dir=str(cao_home), settings={"CAO_TMUX_SOCKET": ""})
     )
-    assert default.server.base_argv()[1:] == []
+    handle = default.server.libtmux()
+    assert (handle.socket_path, handle.socket_name) == (None, None)
 
 
 def test_entry_point_module_is_thin():

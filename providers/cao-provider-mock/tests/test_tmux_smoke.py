@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import time
 
@@ -17,24 +15,24 @@ pytestmark = pytest.mark.tmux
 
 
 @pytest.fixture
-def tmux(tmp_path):
-    """Run tmux commands against a private server on ``tmp_path/sock``; the server dies at teardown."""
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed")
-    socket = str(tmp_path / "sock")
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+def tmux(private_tmux):
+    """Run tmux commands against the test's private server (libtmux's, killed at teardown)."""
 
     def run(*args: str, stdin: bytes | None = None, check: bool = True) -> str | None:
         """stdout of a tmux command; a failure fails the test, or gives None when ``check`` is false."""
-        result = subprocess.run(["tmux", "-S", socket, "-f", os.devnull, *args], input=stdin,
-                                capture_output=True, env=env, timeout=10, check=False)
-        if result.returncode != 0 and not check:
+        if stdin is None:
+            result = private_tmux.run(*args, check=False)
+            code, out, err = result.returncode, result.stdout, result.stderr
+        else:  # libtmux sends no stdin: `load-buffer -` goes to tmux directly, as cao's backend does
+            done = subprocess.run(private_tmux.argv(*args), input=stdin, capture_output=True, timeout=10,
+                                  check=False)
+            code, out, err = done.returncode, done.stdout.decode(), done.stderr.decode()
+        if code != 0 and not check:
             return None
-        assert result.returncode == 0, (args, result.stderr)
-        return result.stdout.decode()
+        assert code == 0, (args, err)
+        return out
 
-    yield run
-    subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, env=env, check=False)
+    return run
 
 
 def _wait_for(tmux, statuses, seen, timeout=10.0):

@@ -2,8 +2,8 @@
 
 Fixtures:
 
-- ``private_tmux``: a private tmux server for the test (:mod:`cao_testkit.tmux`); ``CAO_TMUX_SOCKET`` and
-  ``CAO_TMUX_CONFIG`` point at it.
+- ``private_tmux``: a private tmux server for the test (:mod:`cao_testkit.tmux`, on libtmux's
+  ``TestServer`` fixture); ``CAO_TMUX_SOCKET`` and ``CAO_TMUX_CONFIG`` point at it.
 - ``tmux_socket``: just such a server's socket path, for tests that hand it to a kernel.
 - ``make_kernel``, ``kernel_provider``, ``workdir``: kernels running real agents on that server, the
   provider they run (override it in a package's ``conftest.py``), a folder to work in

@@ -1,13 +1,11 @@
-"""Private tmux servers for tests: each test gets its own socket, never the user's tmux server.
+"""Private tmux servers for tests: each test gets its own server, never the user's tmux server.
 
-- ``private_tmux_socket()``: context manager yielding a :class:`PrivateTmux` (socket in a fresh
-  short temporary folder, ``TMUX_TMPDIR`` pointed there, ``TMUX``/``TMUX_PANE`` removed). On exit it
-  checks that the server it is about to kill listens on that private socket, ends every program in its
-  panes the way cao-tmux ends a terminal's, kills the server, waits for it to be gone and restores the
-  environment.
-- ``private_tmux``: the same as a pytest fixture; it also sets ``CAO_TMUX_SOCKET`` and
-  ``CAO_TMUX_CONFIG`` so a ``Kernel`` built in the test uses the private server.
-
+- ``private_tmux``: a pytest fixture built on libtmux's ``TestServer`` fixture (a server under a
+  unique socket name that libtmux kills and unlinks after the test). It sets ``CAO_TMUX_SOCKET`` and
+  ``CAO_TMUX_CONFIG`` so a ``Kernel`` built in the test uses that server, and before libtmux's
+  teardown it ends every program the server's panes started the way cao-tmux ends a terminal's.
+- ``private_tmux_socket()``: the same as a context manager, for fixtures that outlive one test and
+  for scripts: a libtmux server under a fresh socket name, killed (programs first) on exit.
 - :class:`PaneWatch`: notes when a text first shows in any pane of a tmux server, looked for from a
   thread of the test's own (what a person watching the screen would see, whatever cao makes of it).
 
@@ -21,29 +19,55 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from typing import Self
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Self
 
 import pytest
 
-_CLIENT_VARS = ("TMUX", "TMUX_PANE", "TMUX_TMPDIR")
-#: The folders of every private server this process made: what their panes ran names them.
+if TYPE_CHECKING:
+    import libtmux
+
+_CLIENT_VARS = ("TMUX", "TMUX_PANE")
+#: Every private server's socket and scratch folder: a process naming one of them is a test's.
 made_folders: list[str] = []
+_OWN_PREFIXES = ("libtmux_test", "cao_test_")
 
 
 @dataclasses.dataclass(frozen=True)
 class PrivateTmux:
-    """A tmux server reachable only through ``socket_path`` (it starts on first use)."""
+    """A tmux server of the test's own (libtmux's handle in ``server``; it starts on first use).
 
-    socket_path: str
+    ``tmpdir`` is a scratch folder that belongs to it (``TMUX_TMPDIR`` for programs the test starts,
+    so that not even a stray default-server lookup reaches the user's server).
+    """
+
+    server: libtmux.Server
     tmpdir: str
-    binary: str
     config_file: str = os.devnull
+
+    @classmethod
+    def around(cls, server: libtmux.Server) -> PrivateTmux:
+        tmux = cls(server=server, tmpdir=os.path.realpath(tempfile.mkdtemp(prefix="cao-tmux-")))
+        made_folders.extend([tmux.tmpdir, tmux.socket_path])
+        return tmux
+
+    @property
+    def socket_path(self) -> str:
+        """Where tmux puts a server started with ``-L name`` (``$TMUX_TMPDIR/tmux-UID/name``)."""
+        if self.server.socket_path:
+            return str(self.server.socket_path)
+        base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        return os.path.join(base, f"tmux-{os.geteuid()}", str(self.server.socket_name))
+
+    @property
+    def binary(self) -> str:
+        return str(self.server.tmux_bin or find_tmux())
 
     @property
     def settings(self) -> dict[str, str]:
@@ -51,14 +75,17 @@ class PrivateTmux:
         return {"CAO_TMUX_SOCKET": self.socket_path, "CAO_TMUX_CONFIG": self.config_file}
 
     def argv(self, *args: str) -> list[str]:
+        """A tmux command line for this server, for a client the test runs itself (``-C attach``)."""
         return [self.binary, "-f", self.config_file, "-S", self.socket_path, *args]
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Run one tmux command on this server (``check``: raise with tmux's message on failure)."""
-        done = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=30, check=False)
+        """Run one tmux command on this server through libtmux (``check``: raise with tmux's message on
+        failure); ``stdout`` has one newline-terminated line per line tmux printed."""
+        done = self.server.cmd(*args)
+        stdout, stderr = "".join(line + "\n" for line in done.stdout), "\n".join(done.stderr)
         if check and done.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr.strip()}")
-        return done
+            raise AssertionError(f"tmux {' '.join(args)} failed: {stderr.strip()}")
+        return subprocess.CompletedProcess(done.cmd, done.returncode, stdout, stderr)
 
     def server_pid(self) -> int | None:
         """The server's pid, or None when no server is running on the socket."""
@@ -67,23 +94,22 @@ class PrivateTmux:
 
     def kill_server(self) -> None:
         """Kill this server and every program in its panes, after checking it is ours; wait until it is
-        gone."""
-        if not self.socket_path.startswith(self.tmpdir + os.sep):
-            raise AssertionError(
-                f"refusing to kill a tmux server outside the private folder: {self.socket_path}"
-            )
+        gone and remove its socket file."""
+        if not os.path.basename(self.socket_path).startswith(_OWN_PREFIXES):
+            raise AssertionError(f"refusing to kill a tmux server that is not a test's: {self.socket_path}")
         pid = self.server_pid()
-        if pid is None:
-            return
-        done = self.run("display-message", "-p", "#{socket_path}", check=False)
-        answered = done.stdout.strip()
-        if done.returncode == 0 and os.path.realpath(answered) != os.path.realpath(self.socket_path):
-            raise AssertionError(
-                f"server answering on {self.socket_path} reports socket {answered}; not killing it"
-            )
-        self.end_programs()
-        self.run("kill-server", check=False)
-        _wait_gone(pid, timeout=10.0)
+        if pid is not None:
+            done = self.run("display-message", "-p", "#{socket_path}", check=False)
+            answered = done.stdout.strip()
+            if done.returncode == 0 and os.path.realpath(answered) != os.path.realpath(self.socket_path):
+                raise AssertionError(
+                    f"server answering on {self.socket_path} reports socket {answered}; not killing it"
+                )
+            self.end_programs()
+            self.run("kill-server", check=False)
+            _wait_gone(pid, timeout=10.0)
+        with contextlib.suppress(OSError):
+            os.unlink(self.socket_path)
 
     def end_programs(self) -> None:
         """End every session's programs through cao-tmux's own kill (process trees, sessions, anything
@@ -95,16 +121,19 @@ class PrivateTmux:
         from cao_hookspecs.errors import InvalidInput
         from cao_tmux.backend import TmuxBackend
 
-        listed = self.run("list-sessions", "-F", "#{session_name}", check=False)
-        if listed.returncode != 0:
+        names = [session.session_name for session in self.server.sessions]
+        if not names:
             return
         backend = TmuxBackend(home_dir=self.tmpdir, socket_path=self.socket_path, config_file=self.config_file)
         try:
-            for name in listed.stdout.splitlines():
+            for name in names:
                 with contextlib.suppress(InvalidInput):  # a name cao cannot spell: kill-server must do
-                    backend.kill_session(name)
+                    backend.kill_session(str(name))
         finally:
             backend.close()
+
+    def remove_scratch(self) -> None:
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
 def _wait_gone(pid: int, timeout: float) -> None:
@@ -135,21 +164,20 @@ class PaneWatch:
     ``seen_at`` is the ``time.monotonic()`` at which ``sign`` first showed (None until it does)."""
 
     def __init__(self, socket: str, sign: str) -> None:
-        self.socket, self.sign = socket, sign
+        import libtmux
+
+        self.server, self.sign = libtmux.Server(socket_path=socket), sign
         self.seen_at: float | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pane-watch", daemon=True)
 
-    def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=False)
-        return done.stdout
-
     def _run(self) -> None:
         while not self._stop.is_set() and self.seen_at is None:
-            for pane in self._tmux("list-panes", "-a", "-F", "#{pane_id}").split():
-                if self.sign in self._tmux("capture-pane", "-p", "-t", pane):
-                    self.seen_at = time.monotonic()
-                    return
+            for pane in self.server.panes:
+                with contextlib.suppress(Exception):  # a pane that closed meanwhile
+                    if self.sign in "\n".join(pane.capture_pane()):
+                        self.seen_at = time.monotonic()
+                        return
             time.sleep(0.02)
 
     def __enter__(self) -> Self:
@@ -171,44 +199,60 @@ def find_tmux() -> str:
 
 
 @contextlib.contextmanager
+def _client_env() -> Iterator[None]:
+    """No ``TMUX``/``TMUX_PANE`` while a private server is in use: a client inside the user's tmux must
+    not reach the user's server by default."""
+    saved = {name: os.environ.pop(name, None) for name in _CLIENT_VARS}
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is not None:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
 def private_tmux_socket() -> Iterator[PrivateTmux]:
-    """A private tmux socket for the duration of the block; the server is killed on exit."""
+    """A private tmux server for the duration of the block; it is killed (programs first) on exit."""
+    import libtmux
+
     binary = find_tmux()
-    # Short on purpose: a unix socket path must fit in about 100 bytes.
-    tmpdir = os.path.realpath(tempfile.mkdtemp(prefix="cao-tmux-"))
-    made_folders.append(tmpdir)
-    saved = {name: os.environ.get(name) for name in _CLIENT_VARS}
-    os.environ["TMUX_TMPDIR"] = tmpdir
-    os.environ.pop("TMUX", None)
-    os.environ.pop("TMUX_PANE", None)
-    tmux = PrivateTmux(socket_path=os.path.join(tmpdir, "sock"), tmpdir=tmpdir, binary=binary)
+    with _client_env():
+        server = libtmux.Server(socket_name=f"cao_test_{secrets.token_hex(6)}", config_file=os.devnull,
+                                tmux_bin=binary)
+        tmux = PrivateTmux.around(server)
+        try:
+            yield tmux
+        finally:
+            try:
+                tmux.kill_server()
+            finally:
+                tmux.remove_scratch()
+
+
+@pytest.fixture
+def private_tmux(TestServer: Callable[..., libtmux.Server],  # noqa: N803 - libtmux's fixture name
+                 monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateTmux]:
+    """A private tmux server for one test (libtmux's ``TestServer``); ``CAO_TMUX_SOCKET`` and
+    ``CAO_TMUX_CONFIG`` point at it."""
+    find_tmux()
+    for name in (*_CLIENT_VARS, "CAO_TMUX_SOCKET_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    tmux = PrivateTmux.around(TestServer(config_file=os.devnull))
+    for name, value in tmux.settings.items():
+        monkeypatch.setenv(name, value)
     try:
         yield tmux
     finally:
+        # libtmux's teardown kills the server afterwards; the programs that would outlive it go first.
         try:
-            tmux.kill_server()
+            tmux.end_programs()
         finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-            shutil.rmtree(tmpdir, ignore_errors=True)
+            tmux.remove_scratch()
 
 
 @pytest.fixture
-def private_tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateTmux]:
-    """A private tmux server for one test; ``CAO_TMUX_SOCKET``/``CAO_TMUX_CONFIG`` point at it."""
-    monkeypatch.delenv("CAO_TMUX_SOCKET_NAME", raising=False)
-    with private_tmux_socket() as tmux:
-        for name, value in tmux.settings.items():
-            monkeypatch.setenv(name, value)
-        yield tmux
-
-
-@pytest.fixture
-def tmux_socket() -> Iterator[str]:
+def tmux_socket(private_tmux: PrivateTmux) -> str:
     """The socket path of a private tmux server for one test (killed afterwards), for tests that hand it
     to a kernel as ``CAO_TMUX_SOCKET``."""
-    with private_tmux_socket() as tmux:
-        yield tmux.socket_path
+    return private_tmux.socket_path

@@ -36,6 +36,7 @@ SESSION_PREFIX = "cao-"
 # placeholder that missed it must not wait for ever.
 PLACEHOLDER = ("cat", "-")
 _DEAD_MARK = "cao-pane-dead"
+_END_MARK = "cao-capture-end"
 # Re-opening a pipe whose ``cat`` vanished is fine now and then; a pipe that keeps dying is reported.
 _REARM_LIMIT = 3
 _REARM_WINDOW = 60.0
@@ -330,7 +331,10 @@ class TmuxBackend:
             out = self.server.run(
                 ["display-message", "-p", "-t", pane, "#{pane_dead}\t#{pane_height}"],
                 ["if-shell", "-F", "-t", pane, "#{pane_dead}", dead, alive],
+                # A last line keeps the screen's empty bottom rows: the dead screen's rows are counted.
+                ["display-message", "-p", _END_MARK],
             )
+            out = out.removesuffix(_END_MARK + "\n")
             state, _, text = out.partition("\n")
             dead_flag, _, height = state.partition("\t")
             if dead_flag != "1":
@@ -564,16 +568,16 @@ class TmuxBackend:
         """cao's sessions (names starting ``cao-``): ``active`` if a client is attached, else ``detached``."""
         from cao_hookspecs import SessionInfo
 
-        try:
-            out = self.server.run(["list-sessions", "-F", listing.SESSION_FORMAT])
-        except TmuxNotRunning:
+        if self.server.socket_absent():
             return []
         sessions = []
-        for line in out.splitlines():
-            name, attached, path = (line.split("\t", 2) + ["", ""])[:3]
+        # libtmux answers an empty list when no server runs.
+        for session in self.server.libtmux().sessions:
+            name = session.session_name or ""
             if name.startswith(SESSION_PREFIX):
+                attached = session.session_attached or ""
                 status = "active" if attached.isdigit() and int(attached) > 0 else "detached"
-                sessions.append(SessionInfo(name=name, status=status, working_directory=path or None))
+                sessions.append(SessionInfo(name=name, status=status, working_directory=session.session_path))
         return sessions
 
     def list_terminals(self, session_name: str | None = None) -> list[TerminalInfo]:

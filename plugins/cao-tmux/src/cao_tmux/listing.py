@@ -49,7 +49,6 @@ PIPE_FORMAT = fields(
 )
 STATE_FORMAT = fields("#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}", "#{pane_pid}")
 PROCESS_FORMAT = fields("#{@cao_id}", "#{pane_id}", "#{pane_pid}", "#{pid}", "#{pane_dead}")
-SESSION_FORMAT = fields("#{session_name}", "#{session_attached}", "#{session_path}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""Running tmux commands against one server (a socket path, a socket name, or the default server)."""
+"""One tmux server (a socket path, a socket name, or the default server), driven through libtmux.
+
+libtmux's ``Server`` runs every command; this module adds what cao needs on top: several commands in
+one invocation, tmux's refusals turned into cao's errors, the version check, and the one command
+libtmux cannot send (a paste buffer loaded from stdin).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,15 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .errors import TmuxError, TmuxNotRunning, TmuxTargetMissing
 from .quoting import tmux_arg
+
+if TYPE_CHECKING:
+    import libtmux
 
 MIN_VERSION = (3, 2)
 
@@ -36,7 +45,7 @@ class TmuxServer:
     config_file: str | None = None
     _binary_name: str = attrs.field(default="tmux", alias="binary")
     timeout: float = 10.0
-    _binary: str | None = attrs.field(init=False, default=None)
+    _libtmux: libtmux.Server | None = attrs.field(init=False, default=None)
     _lock: threading.Lock = attrs.field(init=False, factory=threading.Lock)
 
     def describe(self) -> str:
@@ -47,30 +56,30 @@ class TmuxServer:
             return f"tmux server with socket name {self.socket_name!r}"
         return "default tmux server"
 
-    def base_argv(self) -> list[str]:
-        argv = [self.binary()]
-        if self.config_file is not None:
-            argv += ["-f", self.config_file]
-        if self.socket_path:
-            argv += ["-S", self.socket_path]
-        elif self.socket_name:
-            argv += ["-L", self.socket_name]
-        return argv
-
-    def binary(self) -> str:
-        """The tmux executable, checked once: installed and recent enough."""
-        if self._binary is None:
+    def libtmux(self) -> libtmux.Server:
+        """libtmux's handle on this server, made once tmux is known to be installed and recent enough."""
+        if self._libtmux is None:
             with self._lock:
-                if self._binary is None:
-                    self._binary = _find_tmux(self._binary_name)
-        return self._binary
+                if self._libtmux is None:
+                    binary = _find_tmux(self._binary_name)
+                    # libtmux is imported here, not with the module: `cao --help` never pays for it.
+                    import libtmux
+
+                    self._libtmux = libtmux.Server(
+                        socket_path=self.socket_path,
+                        socket_name=self.socket_name,
+                        config_file=self.config_file,
+                        tmux_bin=binary,
+                    )
+        return self._libtmux
 
     def run(self, *commands: Sequence[str], input: bytes | None = None, timeout: float | None = None) -> str:
         """Run ``commands`` (each an argument list) in one tmux invocation and return what they printed.
 
         Raises :class:`TmuxNotRunning` when no server answers, :class:`TmuxTargetMissing` when a named
         session/window/pane does not exist, :class:`TmuxError` for any other refusal. tmux stops at the
-        first failing command, so the commands after it did not run.
+        first failing command, so the commands after it did not run. ``input`` goes to tmux's stdin
+        (``load-buffer -``), within ``timeout`` seconds.
         """
         if self._socket_missing(commands):
             # A server at an explicit socket path listens on that file: without it no server can answer,
@@ -80,31 +89,27 @@ class TmuxServer:
                 f"{self.describe()} is not running (no socket file)",
                 command=[self._binary_name, "-S", str(self.socket_path)],
             )
-        argv = self.base_argv()
+        chain: list[str] = []
         for index, command in enumerate(commands):
             if index:
-                argv.append(";")
-            argv += [tmux_arg(arg) for arg in command]
-        try:
-            done = subprocess.run(
-                argv,
-                input=input,
-                stdin=None if input is not None else subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout or self.timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise TmuxError(
-                f"{self.describe()} did not answer within {exc.timeout:g} s", command=argv
-            ) from None
-        except OSError as exc:
-            raise TmuxError(f"could not run tmux: {exc}", command=argv) from None
-        stdout = done.stdout.decode("utf-8", "replace")
-        if done.returncode == 0:
+                chain.append(";")
+            chain += [tmux_arg(arg) for arg in command]
+        server = self.libtmux()
+        if input is None:
+            try:
+                done = server.cmd(*chain)
+            except OSError as exc:
+                raise TmuxError(f"could not run tmux: {exc}", command=chain) from None
+            # libtmux drops the empty lines at the end; a screen's empty bottom rows are restored by the
+            # caller that needs them (it knows the height).
+            returncode, argv = done.returncode, done.cmd
+            stdout = "".join(line + "\n" for line in done.stdout)
+            stderr = "\n".join(done.stderr)
+        else:
+            returncode, argv, stdout, stderr = self._run_with_input(chain, input, timeout or self.timeout)
+        if returncode == 0:
             return stdout
-        stderr = done.stderr.decode("utf-8", "replace").strip()
-        first = (stderr.splitlines() or [f"exit status {done.returncode}"])[0]
+        first = (stderr.splitlines() or [f"exit status {returncode}"])[0]
         lowered = stderr.lower()
         if any(mark in lowered for mark in _SERVER_GONE):
             raise TmuxNotRunning(
@@ -112,19 +117,44 @@ class TmuxServer:
             )
         kind = TmuxTargetMissing if any(mark in lowered for mark in _TARGET_GONE) else TmuxError
         raise kind(
-            f"tmux refused {_name_of(commands, stderr)}: {first}", command=argv, stderr=stderr, stdout=stdout
+            f"tmux refused {_name_of(commands)}: {first}", command=argv, stderr=stderr, stdout=stdout
+        )
+
+    def _run_with_input(self, chain: list[str], data: bytes, timeout: float) -> tuple[int, list[str], str, str]:
+        """libtmux's commands take no stdin: this one invocation feeds ``data`` to tmux itself, with the
+        server options libtmux would add."""
+        server = self.libtmux()
+        argv = [str(server.tmux_bin)]
+        if self.config_file is not None:
+            argv += ["-f", self.config_file]
+        if self.socket_path:
+            argv += ["-S", self.socket_path]
+        elif self.socket_name:
+            argv += ["-L", self.socket_name]
+        argv += chain
+        try:
+            done = subprocess.run(argv, input=data, capture_output=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise TmuxError(f"{self.describe()} did not answer within {exc.timeout:g} s", command=argv) from None
+        except OSError as exc:
+            raise TmuxError(f"could not run tmux: {exc}", command=argv) from None
+        out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
+        return done.returncode, argv, out, err.strip()
+
+    def socket_absent(self) -> bool:
+        """Whether the server has an explicit socket path and no file is there (so none is running).
+        The default server's socket depends on ``TMUX``, ``TMUX_TMPDIR`` and how tmux was built: only
+        tmux knows. A missing tmux still counts as unknown, so that the next command reports it."""
+        return bool(self.socket_path) and not os.path.exists(self.socket_path) and (
+            shutil.which(self._binary_name) is not None
         )
 
     def _socket_missing(self, commands: Sequence[Sequence[str]]) -> bool:
-        """Whether ``commands`` only query and the explicit socket file does not exist. (The default
-        server's socket depends on ``TMUX``, ``TMUX_TMPDIR`` and how tmux was built: only tmux knows.)
-        A missing tmux is still reported by the first command, as without this shortcut."""
-        if not self.socket_path or not all(command and command[0] in _QUERIES for command in commands):
-            return False
-        return not os.path.exists(self.socket_path) and shutil.which(self._binary_name) is not None
+        """Whether ``commands`` only query a server that cannot be running."""
+        return all(command and command[0] in _QUERIES for command in commands) and self.socket_absent()
 
 
-def _name_of(commands: Sequence[Sequence[str]], stderr: str) -> str:
+def _name_of(commands: Sequence[Sequence[str]]) -> str:
     names = [c[0] for c in commands if c]
     return names[0] if len(names) == 1 else "the command sequence " + " ; ".join(names)
 
@@ -136,17 +166,20 @@ def _find_tmux(name: str) -> str:
             f"tmux is not installed: {name!r} was not found on PATH; install tmux "
             f"{'.'.join(map(str, MIN_VERSION))} or newer (e.g. 'apt-get install tmux' or 'brew install tmux')"
         )
+    from libtmux.common import get_version_str
+    from libtmux.exc import LibTmuxException
+
     try:
-        out = subprocess.run(
-            [path, "-V"], capture_output=True, timeout=10, check=False, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        # libtmux asks `tmux -V` once per binary and remembers the answer.
+        version = get_version_str(tmux_bin=path)
+    except LibTmuxException:
+        version = ""  # a build that cannot say its version is taken as new enough, as tmux master is
+    except OSError as exc:
         raise TmuxError(f"could not run {path} -V: {exc}") from None
-    version = out.stdout.decode("utf-8", "replace").strip()
     found = parse_version(version)
     if found is not None and found < MIN_VERSION:
         raise TmuxError(
-            f"{version or path} is too old: cao needs tmux {'.'.join(map(str, MIN_VERSION))} or newer"
+            f"tmux {version} at {path} is too old: cao needs tmux {'.'.join(map(str, MIN_VERSION))} or newer"
         )
     return path
 
