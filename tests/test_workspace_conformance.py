@@ -24,7 +24,7 @@ ENTRY_POINT_GROUP = "cao"
 # A plugin's entry-point module is imported by `cao --help`: none of these may load with it.
 # The test kit's folder: test-only, so it may depend on the kernel and the plugins its parts drive.
 TEST_KIT = "cao-testkit"
-HEAVY_MODULES = ("libtmux", "mcp", "starlette", "uvicorn", "httpx", "cao_kernel")
+HEAVY_MODULES = ("libtmux", "mcp", "starlette", "uvicorn", "httpx", "cattrs", "cao_kernel")
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pytest
 from cao_hookspecs import AgentProfile, DelegationResult, Message, SessionInfo, StatusReport, Terminal
 from cao_hookspecs.errors import InvalidInput
 from cao_server import validation, wire
+from cao_server.converter import to_json
 from cao_server.errors import BadParameter, TooLarge
 from cao_server.params import Param, read_params
 from hypothesis import given
@@ -180,10 +181,10 @@ def test_sessions_survive_the_wire(info: SessionInfo):
     assert wire.session_from_json(_roundtrip(wire.session_json(info))) == info
 
 
-def test_jsonable_turns_yaml_values_into_json():
+def test_to_json_turns_yaml_values_into_json():
     import datetime
 
     value = {"when": datetime.date(2026, 1, 2), "items": (1, frozenset([2])), "other": object}
-    out = wire.jsonable(value)
+    out = to_json(value)
     assert out["when"] == "2026-01-02" and out["items"] == [1, [2]] and isinstance(out["other"], str)
     json.dumps(out)

@@ -11,7 +11,6 @@ itself, idempotently, so the tools pass messages through untouched.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +143,13 @@ async def _delegation_error(env: ToolEnv, agent_profile: str, exc: BaseException
     return _explain(env, exc)
 
 
+def _fields(record: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """Upstream's tool answers hold a few fields of a record: these, as cao's HTTP API writes them."""
+    from cao_server.converter import to_json_fields
+
+    return to_json_fields(record, names)
+
+
 # -- handoff ---------------------------------------------------------------------------------------
 
 
@@ -164,8 +170,7 @@ async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int =
         if not _answerable(env, exc):
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
-    data = {"success": bool(result.success), "message": result.message, "output": result.output,
-            "terminal_id": result.terminal_id}
+    data = _fields(result, ("success", "message", "output", "terminal_id"))
     return ToolResult(data, ok=bool(result.success))
 
 
@@ -206,8 +211,7 @@ async def assign(env: ToolEnv, agent_profile: str, message: str) -> ToolResult:
         if not _answerable(env, exc):
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
-    return ToolResult({"success": bool(result.success), "terminal_id": result.terminal_id,
-                       "message": result.message}, ok=bool(result.success))
+    return ToolResult(_fields(result, ("success", "terminal_id", "message")), ok=bool(result.success))
 
 
 ASSIGN = BuiltinTool(
@@ -229,12 +233,6 @@ ASSIGN = BuiltinTool(
 
 
 # -- send_message ----------------------------------------------------------------------------------
-
-
-def _iso(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.datetime.fromtimestamp(value, tz=datetime.timezone.utc).isoformat()
-    return value
 
 
 async def send_message(env: ToolEnv, message: str, receiver_id: str | None = None) -> ToolResult:
@@ -260,8 +258,8 @@ async def send_message(env: ToolEnv, message: str, receiver_id: str | None = Non
         if isinstance(exc, NotFound):
             return failed(_caller_gone(env, exc) or _explain(env, exc))
         return failed(_explain(env, exc))
-    return ToolResult({"success": True, "message_id": queued.id, "sender_id": queued.sender_id,
-                       "receiver_id": queued.receiver_id, "created_at": _iso(queued.created_at)})
+    return ToolResult({"success": True, "message_id": queued.id,
+                       **_fields(queued, ("sender_id", "receiver_id", "created_at"))})
 
 
 SEND_MESSAGE = BuiltinTool(

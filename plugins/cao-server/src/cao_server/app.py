@@ -77,7 +77,7 @@ def _mount(ctx: Context, endpoint: Endpoint) -> Any:
 def _mount_plugin(kernel: Any, spec: RouteSpec) -> Any:
     from starlette.responses import JSONResponse, Response
 
-    from .wire import jsonable
+    from .converter import to_json
 
     async def run(request: Request) -> Response:
         try:
@@ -90,7 +90,7 @@ def _mount_plugin(kernel: Any, spec: RouteSpec) -> Any:
             return _internal_error(f"plugin route {spec.name!r}", exc)
         if isinstance(result, Response):
             return result
-        return JSONResponse(jsonable(result))
+        return JSONResponse(to_json(result))
 
     run.__name__ = f"plugin_{spec.name}"
     return run

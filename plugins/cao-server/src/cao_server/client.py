@@ -70,18 +70,13 @@ def _body(**values: Any) -> dict[str, Any]:
 
 
 def _creation_body(request: CreateTerminalRequest, wait_ready: bool, **route_fields: Any) -> dict[str, Any]:
-    """The creation routes' body for ``request`` (their own fields, like the session name, added)."""
-    return _body(
-        agent_profile=request.agent_profile,
-        provider=request.provider,
-        working_directory=request.working_directory or os.getcwd(),
-        allowed_tools=list(request.allowed_tools) if request.allowed_tools is not None else None,
-        model=request.model,
-        yolo=request.yolo,
-        env_vars=dict(request.env) if request.env else None,
-        wait_ready=wait_ready,
-        **route_fields,
-    )
+    """The creation routes' body for ``request``: its JSON form without the session name and the caller
+    (the routes that take them get them in ``route_fields``), the working directory defaulting to this
+    process's folder, and ``wait_ready``."""
+    data = wire.creation_json(request)
+    del data["session_name"], data["caller_id"]
+    data["working_directory"] = request.working_directory or os.getcwd()
+    return _body(**data, wait_ready=wait_ready, **route_fields)
 
 
 class HttpKernel:

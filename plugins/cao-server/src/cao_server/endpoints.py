@@ -17,6 +17,7 @@ from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
 from cao_hookspecs.names import TERMINAL_ID_PATTERN
 
 from . import validation, wire
+from .converter import to_json
 from .errors import NotSupported
 from .params import Param
 from .schemas import MESSAGE_STATES, ORCHESTRATION_TYPES, STATUSES, array_of, ref
@@ -109,16 +110,8 @@ HANDOFF_TIMEOUT = Param(
 
 
 def _creation_request(args: dict[str, Any], **fields: Any) -> CreateTerminalRequest:
-    return CreateTerminalRequest(
-        agent_profile=args["agent_profile"],
-        provider=args["provider"],
-        working_directory=args["working_directory"],
-        allowed_tools=args["allowed_tools"],
-        model=args["model"],
-        yolo=args["yolo"],
-        env=args["env_vars"],
-        **fields,
-    )
+    # The route's own parameters (initial message, waiting) are not the request's fields and stay out.
+    return wire.creation_from_json({**args, **fields})
 
 
 async def _with_reports(kernel: Any, terminals: list[Terminal]) -> list[dict[str, Any]]:
@@ -393,14 +386,14 @@ async def install_profile(ctx: Context, call: Call) -> Any:
 
 
 async def list_providers(ctx: Context, call: Call) -> Any:
-    return [wire.jsonable(p) for p in await ctx.kernel.list_providers()]
+    return to_json(await ctx.kernel.list_providers())
 
 
 # -- plugin MCP tools ------------------------------------------------------------------------------
 
 
 async def list_mcp_tools(ctx: Context, call: Call) -> Any:
-    return [{"name": spec.name, "description": spec.description} for spec in await ctx.kernel.mcp_tools()]
+    return to_json(await ctx.kernel.mcp_tools())
 
 
 async def call_mcp_tool(ctx: Context, call: Call) -> Any:
@@ -419,7 +412,7 @@ async def call_mcp_tool(ctx: Context, call: Call) -> Any:
         raise InvalidInput(f"MCP tool {name!r}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - the tool's own failure, told to its caller
         raise PluginError(str(exc) or type(exc).__name__) from exc
-    return {"result": wire.jsonable(result)}
+    return {"result": to_json(result)}
 
 
 # -- the table -------------------------------------------------------------------------------------

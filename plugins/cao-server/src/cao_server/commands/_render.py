@@ -1,4 +1,4 @@
-"""Turning cao records into what the commands print: fixed-width tables and upstream-shaped JSON."""
+"""What the commands print: fixed-width tables, and JSON (fields of records as the API writes them)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from ..converter import to_json_fields
 
 if TYPE_CHECKING:
     from cao_hookspecs import Message, Terminal
@@ -35,48 +37,24 @@ def status_of(terminal: Terminal) -> str:
 
 
 def terminal_summary(terminal: Terminal) -> dict[str, Any]:
-    """The four fields upstream's ``session`` commands print for a terminal."""
-    return {
-        "id": terminal.id,
-        "agent_profile": terminal.agent_profile,
-        "provider": terminal.provider,
-        "status": status_of(terminal),
-    }
+    """The four fields upstream's ``session`` commands print for a terminal, as the API writes them."""
+    return to_json_fields(terminal, ("id", "agent_profile", "provider", "status"))
 
 
 def terminal_json(terminal: Terminal) -> dict[str, Any]:
-    """Every field of a terminal record, upstream's names where upstream has them."""
-    return {
-        "id": terminal.id,
-        "name": terminal.name,
-        "session_name": terminal.session_name,
-        "provider": terminal.provider,
-        "agent_profile": terminal.agent_profile,
-        "status": status_of(terminal),
-        "working_directory": terminal.working_directory,
-        "caller_id": terminal.caller_id,
-        "allowed_tools": list(terminal.allowed_tools) if terminal.allowed_tools is not None else None,
-        "created_at": iso_time(terminal.created_at) if terminal.created_at else None,
-    }
+    """What ``cao terminal`` prints of a terminal: its identity, where it runs and its status."""
+    return to_json_fields(terminal, (
+        "id", "name", "session_name", "provider", "agent_profile", "status", "working_directory", "caller_id",
+        "allowed_tools", "created_at",
+    ))
 
 
 def message_json(message: Message) -> dict[str, Any]:
     """An inbox message as upstream's inbox listing shows it, plus cao's delivery details."""
-    return {
-        "id": message.id,
-        "sender_id": message.sender_id,
-        "receiver_id": message.receiver_id,
-        "message": message.body,
-        "status": str(getattr(message.state, "value", message.state)),
-        "created_at": iso_time(message.created_at),
-        "orchestration_type": str(getattr(message.orchestration_type, "value", message.orchestration_type)),
-        "attempts": message.attempts,
-        "last_error": message.last_error,
-    }
-
-
-def iso_time(timestamp: float) -> str:
-    return datetime.datetime.fromtimestamp(timestamp, tz=datetime.timezone.utc).isoformat()
+    return to_json_fields(message, (
+        "id", "sender_id", "receiver_id", "message", "status", "created_at", "orchestration_type", "attempts",
+        "last_error",
+    ))
 
 
 def clock(timestamp: float) -> str:

@@ -45,8 +45,9 @@ def list_terminals(session_name: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(terminal_id: str, as_json: bool) -> None:
     """Show TERMINAL_ID's status, the evidence for it, and where it runs."""
+    from ..converter import to_json
     from . import _api
-    from ._render import echo_json, iso_time, terminal_json
+    from ._render import echo_json, terminal_json
 
     async def body(api: KernelAPI) -> tuple[Terminal, StatusReport]:
         return await api.get_terminal(terminal_id), await api.get_status(terminal_id)
@@ -54,8 +55,7 @@ def status(terminal_id: str, as_json: bool) -> None:
     record, report = _api.run(body)
     state = str(getattr(report.status, "value", report.status))
     if as_json:
-        echo_json({**terminal_json(record), "status": state, "evidence": report.evidence,
-                   "since": iso_time(report.since) if report.since else None})
+        echo_json({**terminal_json(record), **to_json(report)})
         return
     click.echo(f"Terminal: {record.id} ({record.name})")
     click.echo(f"Session:  {record.session_name}")
@@ -143,5 +143,5 @@ def inbox(terminal_id: str, state: str | None, limit: int, as_json: bool) -> Non
         click.echo(f"No messages for terminal {terminal_id}" + (f" in state {state}" if state else ""))
     else:
         table([("ID", 6), ("FROM", 10), ("STATE", 10), ("TIME", 8), ("MESSAGE", MESSAGE_WIDTH)],
-              [(m.id, m.sender_id, message_json(m)["status"], clock(m.created_at),
+              [(m.id, m.sender_id, m.state.value, clock(m.created_at),
                 one_line(m.body, MESSAGE_WIDTH)) for m in messages])
