@@ -34,7 +34,9 @@ def cao_deliver_message(
     from cao_hookspecs import DeliveryReceipt
 
     caps = provider.capabilities
-    backend.send_text(terminal.id, message.body, enter_count=caps.enter_count, submit_delay=caps.submit_delay)
+    # The mark lets a later kernel tell, after a crash, whether this input went in (DeliveryEngine.recover).
+    backend.send_text(terminal.id, message.body, enter_count=caps.enter_count, submit_delay=caps.submit_delay,
+                      mark=str(message.id))
     return DeliveryReceipt(message_id=message.id, terminal_id=terminal.id, delivered_at=time.time(), method="paste")
 
 

@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from cao_hookspecs import DeliveryReceipt, InboxStore, Message, MessageDraft, MessageState, TerminalStatus
+from cao_hookspecs import (
+    DeliveryReceipt,
+    InboxStore,
+    InputMark,
+    Message,
+    MessageDraft,
+    MessageState,
+    TerminalStatus,
+)
 
 from .errors import CaoError, InvalidInput
 
@@ -60,8 +68,12 @@ class Receivers(Protocol):
     async def deliver(self, live: LiveTerminal, message: Message) -> DeliveryReceipt | None:
         """Type one message into it; raises when that failed."""
 
-    async def history(self, terminal_id: str) -> str:
-        """Everything it has shown, scrollback included."""
+    async def input_mark(self, terminal_id: str) -> InputMark | None:
+        """The mark of the last input typed into it (the first message id of that delivery); raises
+        ``NotImplementedError`` when its backend keeps no such record."""
+
+    async def submit_input(self, live: LiveTerminal) -> None:
+        """Press the Enter a typed input still owes (its delivery stopped between paste and Enter)."""
 
 
 def backoff(attempts: int, base: float = BACKOFF_BASE) -> float:
@@ -265,16 +277,11 @@ class DeliveryEngine:
         with mail, and every receiver kicked in the meantime, is woken. Nothing is delivered before this
         runs (the kernel calls it once its terminals are re-adopted)."""
         io = self._io
+        batches: dict[str, list[Message]] = {}
         for message in await io(self.store.list, None, state=MessageState.DELIVERING, limit=100_000):
-            if self._receivers.get(message.receiver_id) is None:
-                await self._fail(message, "receiver terminal no longer exists", final=True)
-                continue
-            history = await self._receivers.history(message.receiver_id)
-            if _was_typed(message.body, history):
-                delivered = await io(self.store.mark_delivered, message.id)
-                self._on_delivered(delivered)
-            else:
-                await io(self.store.release, message.id)
+            batches.setdefault(message.receiver_id, []).append(message)
+        for receiver_id, batch in batches.items():
+            await self._settle_interrupted(receiver_id, sorted(batch, key=lambda m: m.id))
         kicked, self._held = self._held or set(), None
         for receiver in sorted({*kicked, *await io(self.store.receivers_with_pending)}):
             if self._receivers.get(receiver) is not None:
@@ -283,6 +290,36 @@ class DeliveryEngine:
                 # Its terminal did not survive the restart (the tmux server died with it, or it was
                 # removed meanwhile): what waits for it can never arrive.
                 await self._fail_pending(receiver, "receiver terminal no longer exists")
+
+    async def _settle_interrupted(self, receiver_id: str, batch: list[Message]) -> None:
+        """Messages a stopped kernel had claimed for one receiver (one delivery: one batch, oldest first).
+
+        The delivery marked the input with the batch's first id in the same indivisible backend step as
+        the paste and as the last Enter, so the receiver's input mark says what was done: typed and
+        submitted (delivered), typed with its Enter owed (press it, delivered), or not typed (back to
+        pending, typed once later).
+        """
+        io = self._io
+        live = self._receivers.get(receiver_id)
+        if live is None:
+            for message in batch:
+                await self._fail(message, "receiver terminal no longer exists", final=True)
+            return
+        try:
+            mark = await self._receivers.input_mark(receiver_id)
+        except NotImplementedError:
+            mark = None  # a backend without input marks: typed again, at least once
+        except Exception as exc:  # noqa: BLE001 - the receiver cannot be read: deliver it later
+            log.warning("cannot read the input mark of %s (%s); its messages wait again", receiver_id, exc)
+            mark = None
+        if mark is None or mark.mark != str(batch[0].id):
+            for message in batch:
+                await io(self.store.release, message.id)
+            return
+        if not mark.submitted:
+            await self._receivers.submit_input(live)
+        for message in batch:
+            self._on_delivered(await io(self.store.mark_delivered, message.id))
 
     async def receiver_gone(self, receiver_id: str) -> None:
         """A terminal was deleted: its waiting messages can never arrive."""
@@ -309,13 +346,6 @@ class DeliveryEngine:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _was_typed(body: str, history: str) -> bool:
-    """Whether a message's text is visible in the terminal's history (rows may wrap or be joined)."""
-    probe = " ".join(body.split())[:120]
-    flat = " ".join(history.split())
-    return bool(probe) and probe in flat
 
 
 def sender_suffix(sender_id: str) -> str:

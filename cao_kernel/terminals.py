@@ -46,7 +46,7 @@ from .signal_channel import NativeSignal, SignalChannel, open_channel, report_of
 from .status import StatusTracker
 
 if TYPE_CHECKING:
-    from cao_hookspecs import TerminalBackend
+    from cao_hookspecs import InputMark, TerminalBackend
 
     from .home import CaoHome
     from .hooks import Hooks
@@ -173,6 +173,17 @@ class Terminals:
             raise
         live.tracker.input_sent()  # the settle window counts from the last Enter, not from before the paste
         return receipt
+
+    async def input_mark(self, terminal_id: str) -> InputMark | None:
+        """The backend's record of the last marked input typed into the terminal."""
+        return await self._io.run(self.backend.input_mark, terminal_id)
+
+    async def submit_input(self, live: LiveTerminal) -> None:
+        """Press the Enters a pasted input still owes, as its provider submits."""
+        caps = live.provider.capabilities if live.provider else None
+        keys = ["Enter"] * (caps.enter_count if caps else 1)
+        if keys:
+            await self._io.run(self.backend.send_keys, live.id, keys)
 
     async def history(self, terminal_id: str) -> str:
         """Everything the terminal has shown: screen and whole scrollback."""

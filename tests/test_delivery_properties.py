@@ -23,6 +23,7 @@ from cao_hookspecs import (
     AgentProfile,
     BackendSpec,
     CreateTerminalRequest,
+    InputMark,
     LaunchPlan,
     MessageState,
     OutputEvent,
@@ -47,11 +48,14 @@ class World:
         self.typed: list[tuple[str, str]] = []  # (terminal, text) in typing order
         self.watchers: dict[str, object] = {}
         self.fail_next: dict[str, int] = defaultdict(int)
+        self.marks: dict[str, str] = {}  # the last marked input per terminal, recorded as it is typed
 
-    def type(self, terminal_id: str, text: str) -> None:
+    def type(self, terminal_id: str, text: str, mark: str | None = None) -> None:
         with self.lock:
             self.typed.append((terminal_id, text))
             self.terminals[terminal_id]["screen"] = f"BUSY {len(self.typed)}"
+            if mark is not None:
+                self.marks[terminal_id] = mark
 
     def emit(self, terminal_id: str) -> None:
         callback = self.watchers.get(terminal_id)
@@ -72,9 +76,14 @@ class ScriptedBackend:
                 "meta": dict(launch.metadata),
             }
 
-    def send_text(self, terminal_id, text, *, enter_count=1, submit_delay=0.0):
-        self.world.type(terminal_id, text)
+    def send_text(self, terminal_id, text, *, enter_count=1, submit_delay=0.0, mark=None):
+        self.world.type(terminal_id, text, mark)
         self.world.emit(terminal_id)
+
+    def input_mark(self, terminal_id):
+        with self.world.lock:
+            mark = self.world.marks.get(terminal_id)
+        return None if mark is None else InputMark(mark=mark, submitted=True)
 
     def send_keys(self, terminal_id, keys):
         pass
@@ -242,7 +251,8 @@ class DeliveryMachine(RuleBasedStateMachine):
             receiver = receivers[pick % len(receivers)]
             claimed = self._run(self.kernel.io.run(self.kernel.delivery.store.claim_next, receiver))
             if claimed is not None and typed:
-                self.world.type(receiver, claimed.body)
+                # Typed as a delivery types: the backend records the mark with the input.
+                self.world.type(receiver, claimed.body, str(claimed.id))
         self._abandon()
 
     @rule()

@@ -250,11 +250,21 @@ class RecordingBackend:
     def __init__(self) -> None:
         self.sent: list[tuple[str, str, int, float]] = []
         self.keys: list[tuple[str, list[str]]] = []
+        self.marks: dict[str, str] = {}
 
     def send_text(
-        self, terminal_id: str, text: str, *, enter_count: int = 1, submit_delay: float = 0.0
+        self, terminal_id: str, text: str, *, enter_count: int = 1, submit_delay: float = 0.0,
+        mark: str | None = None,
     ) -> None:
         self.sent.append((terminal_id, text, enter_count, submit_delay))
+        if mark is not None:
+            self.marks[terminal_id] = mark
+
+    def input_mark(self, terminal_id: str) -> Any:
+        from cao_hookspecs import InputMark
+
+        mark = self.marks.get(terminal_id)
+        return None if mark is None else InputMark(mark=mark, submitted=True)
 
     def send_keys(self, terminal_id: str, keys: list[str]) -> None:
         self.keys.append((terminal_id, list(keys)))

@@ -45,7 +45,11 @@ def cao_deliver_message(
 
     Called from a worker thread (it may block) once the delivery engine has claimed ``message`` for
     ``terminal`` because the terminal is ready. The kernel's implementation (``trylast``) pastes the
-    body through ``backend.send_text`` using the provider's Enter count and submit delay.
+    body through ``backend.send_text`` using the provider's Enter count and submit delay, with the
+    message id as the input's ``mark``: a kernel that starts after a crash reads the mark back
+    (``backend.input_mark``) to tell whether the message went in. An implementation that types the
+    message itself passes ``mark=str(message.id)`` too; without it, a delivery cut short by a crash is
+    typed again.
 
     :param terminal: the receiver.
     :param message: the claimed message (state ``delivering``).

@@ -16,6 +16,7 @@ from .types import (
     AgentProfile,
     CreateTerminalRequest,
     DelegationResult,
+    InputMark,
     McpToolSpec,
     Message,
     MessageDraft,
@@ -47,8 +48,20 @@ class TerminalBackend(Protocol):
     def create_terminal(self, launch: TerminalLaunch) -> None:
         """Start ``launch.argv`` in a new terminal, creating the session if it does not exist."""
 
-    def send_text(self, terminal_id: str, text: str, *, enter_count: int = 1, submit_delay: float = 0.0) -> None:
-        """Deliver ``text`` as one input (multi-line text included), then press Enter ``enter_count`` times."""
+    def send_text(self, terminal_id: str, text: str, *, enter_count: int = 1, submit_delay: float = 0.0,
+                  mark: str | None = None) -> None:
+        """Deliver ``text`` as one input (multi-line text included), then press Enter ``enter_count`` times.
+
+        With ``mark`` (letters, digits and ``.:_-``), the backend records it on the terminal in the same
+        indivisible step as the paste (and again with the last Enter), so that :meth:`input_mark` says
+        after any crash whether this input went in: the record of what was done, never a guess.
+        """
+
+    def input_mark(self, terminal_id: str) -> InputMark | None:
+        """The last mark :meth:`send_text` recorded on the terminal (None: no marked input yet).
+
+        A backend that cannot record marks raises ``NotImplementedError``.
+        """
 
     def send_keys(self, terminal_id: str, keys: Sequence[str]) -> None:
         """Press keys by name (``Enter``, ``Escape``, ``C-c``, ``Down``...) without a trailing Enter."""

@@ -21,6 +21,7 @@ __all__ = [
     "DelegationRequest",
     "DelegationResult",
     "DeliveryReceipt",
+    "InputMark",
     "InboxStoreSpec",
     "LaunchContext",
     "LaunchPlan",
@@ -487,6 +488,18 @@ class DeliveryReceipt:
     terminal_id: str
     delivered_at: float
     method: str = "paste"
+
+
+@attrs.frozen(kw_only=True)
+class InputMark:
+    """The last input a terminal backend recorded as typed, with the ``mark`` it was given.
+
+    ``submitted`` is False while the text is in but the Enter that submits it is still owed (a provider
+    with a submit delay); the backend records both in the same indivisible step as the input itself.
+    """
+
+    mark: str
+    submitted: bool
 
 
 @attrs.frozen(kw_only=True)

@@ -5,10 +5,16 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
 import time
 from pathlib import Path
 
 import pytest
+from cao_hookspecs import InputMark
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cao_tmux import checks
 
 pytestmark = pytest.mark.tmux
 
@@ -285,3 +291,56 @@ def test_nasty_paths_and_names(
     [info] = backend.list_terminals()
     assert info.window_name == "win #{pane_id} ;"
     assert Path(info.working_directory) == workdir
+
+
+def test_a_marked_input_is_recorded_with_the_paste_and_with_its_last_enter(backend, start, probe, tmp_path):
+    import threading
+
+    log = tmp_path / "input.log"
+    spec, events = start(probe(log))
+    events.wait_output(b"probe ready")
+    tid = spec.terminal_id
+    assert backend.input_mark(tid) is None
+    backend.send_text(tid, "first", enter_count=1, mark="41")
+    assert backend.input_mark(tid) == InputMark(mark="41", submitted=True)
+    # With a submit delay the paste and the Enter are two steps: in between, the Enter is owed.
+    sending = threading.Thread(target=backend.send_text, args=(tid, "second"),
+                               kwargs={"enter_count": 2, "submit_delay": 0.4, "mark": "42"})
+    sending.start()
+    events.wait_output(b"second")
+    assert backend.input_mark(tid) == InputMark(mark="42", submitted=False)
+    sending.join(5)
+    assert backend.input_mark(tid) == InputMark(mark="42", submitted=True)
+    backend.send_text(tid, "", enter_count=1, mark="43")  # an Enter alone is an input too
+    assert backend.input_mark(tid) == InputMark(mark="43", submitted=True)
+    backend.send_text(tid, "unmarked", enter_count=1)
+    assert backend.input_mark(tid) == InputMark(mark="43", submitted=True)
+    events.wait_output(b"unmarked")
+    time.sleep(0.1)
+    assert log.read_bytes() == b"first\rsecond\r\r\runmarked\r"
+
+
+def test_input_into_an_ended_program_leaves_the_mark_as_it_was(backend, start, python):
+    from cao_tmux.errors import TerminalExited
+
+    spec, events = start([python, "-c", "import sys; sys.stdin.readline()"])
+    backend.send_text(spec.terminal_id, "go", enter_count=1, mark="7")
+    events.wait_kind("exited")
+    with pytest.raises(TerminalExited):
+        backend.send_text(spec.terminal_id, "too late", enter_count=1, mark="8")
+    assert backend.input_mark(spec.terminal_id) == InputMark(mark="7", submitted=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.none() | st.text(max_size=140) | st.integers())
+def test_input_marks_are_checked_before_anything_is_sent(value):
+    from cao_hookspecs.errors import InvalidInput
+
+    try:
+        checked = checks.mark(value)
+    except InvalidInput as exc:
+        assert "input mark" in str(exc)
+        assert not (isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9.:_-]{1,128}", value))
+        return
+    assert checked == value
+    assert value is None or re.fullmatch(r"[A-Za-z0-9.:_-]{1,128}", value)

@@ -22,7 +22,14 @@ from .screen import dead_screen, paste_payload, tidy_capture
 from .server import TmuxServer
 
 if TYPE_CHECKING:
-    from cao_hookspecs import OutputEvent, RuntimeContext, SessionInfo, TerminalInfo, TerminalLaunch
+    from cao_hookspecs import (
+        InputMark,
+        OutputEvent,
+        RuntimeContext,
+        SessionInfo,
+        TerminalInfo,
+        TerminalLaunch,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +44,7 @@ SESSION_PREFIX = "cao-"
 PLACEHOLDER = ("cat", "-")
 _DEAD_MARK = "cao-pane-dead"
 _END_MARK = "cao-capture-end"
+_INPUT_OPTION = "@cao_input"
 # Re-opening a pipe whose ``cat`` vanished is fine now and then; a pipe that keeps dying is reported.
 _REARM_LIMIT = 3
 _REARM_WINDOW = 60.0
@@ -252,31 +260,39 @@ class TmuxBackend:
     # -- input and output -------------------------------------------------------------------------
 
     def send_text(
-        self, terminal_id: str, text: str, *, enter_count: int = 1, submit_delay: float = 0.0
+        self, terminal_id: str, text: str, *, enter_count: int = 1, submit_delay: float = 0.0,
+        mark: str | None = None,
     ) -> None:
         """Paste ``text`` as one input, then press Enter ``enter_count`` times.
 
         The text goes through a uniquely named tmux buffer loaded from stdin (any size, any
         character) and ``paste-buffer -p``: tmux wraps it in bracketed-paste markers exactly when the
         program asked for bracketed paste. With ``submit_delay`` the first Enter (and each further
-        one) waits that long; without, the Enters go in the same tmux call as the paste.
+        one) waits that long; without, the Enters go in the same tmux call as the paste. ``mark`` is
+        written into the pane's ``@cao_input`` option by the same tmux command as the paste (``pasted``)
+        and as the last Enter (``submitted``): tmux runs a command sequence whole, so the option says
+        exactly how far the input got, whenever the caller stopped.
         """
         checks.terminal_id(terminal_id)
         enter_count, submit_delay = checks.submit(enter_count, submit_delay)
+        mark = checks.mark(mark)
         if not isinstance(text, str):
             raise InvalidInput(f"text must be a string, not {type(text).__name__}")
         payload = paste_payload(text)
         enters = ["Enter"] * (enter_count if not submit_delay or not payload else 0)
+        done_now = bool(enters) or not enter_count
 
         def paste(pane: str) -> None:
             if not payload:
-                if enters:
-                    self._send_keys_checked(terminal_id, pane, enters)
+                if enters or mark:
+                    self._send_keys_checked(terminal_id, pane, enters, mark=mark)
                 return
             buffer = f"cao-{terminal_id}-{secrets.token_hex(4)}"
             typed = f"paste-buffer -p -r -d -b {buffer} -t {pane}"
             if enters:
                 typed += f" ; send-keys -t {pane} " + " ".join(enters)
+            if mark:
+                typed += " ; " + _mark_command(pane, mark, submitted=done_now)
             # Pasting into a dead pane crashes some tmux versions (3.3a): decide inside tmux, atomically.
             dead = f"delete-buffer -b {buffer} ; display-message -p {_DEAD_MARK}"
             try:
@@ -293,11 +309,24 @@ class TmuxBackend:
 
         self._with_pane(terminal_id, paste)
         if payload and enter_count and submit_delay:
-            for _ in range(enter_count):
+            for index in range(enter_count):
                 time.sleep(submit_delay)
-                self._with_pane(
-                    terminal_id, lambda pane: self._send_keys_checked(terminal_id, pane, ["Enter"])
-                )
+                last = mark if index == enter_count - 1 else None
+                self._with_pane(terminal_id, lambda pane, last=last: self._send_keys_checked(
+                    terminal_id, pane, ["Enter"], mark=last))
+
+    def input_mark(self, terminal_id: str) -> InputMark | None:
+        """The mark of the last marked input (``@cao_input``), None before the first."""
+        checks.terminal_id(terminal_id)
+        out = self._with_pane(
+            terminal_id, lambda pane: self.server.run(["display-message", "-p", "-t", pane, "#{@cao_input}"])
+        )
+        mark, _, stage = out.strip().partition(" ")
+        if not mark:
+            return None
+        from cao_hookspecs import InputMark
+
+        return InputMark(mark=mark, submitted=stage == "submitted")
 
     def send_keys(self, terminal_id: str, keys: Sequence[str]) -> None:
         """Press tmux keys by name (``Enter``, ``Escape``, ``Up``, ``C-c``, ``y``...), no Enter added."""
@@ -305,13 +334,15 @@ class TmuxBackend:
         names = checks.keys(keys)
         self._with_pane(terminal_id, lambda pane: self._send_keys_checked(terminal_id, pane, names))
 
-    def _send_keys_checked(self, terminal_id: str, pane: str, keys: list[str]) -> None:
-        if not keys:
-            state = self.server.run(["display-message", "-p", "-t", pane, "#{pane_dead}"])
-        else:
-            state = self.server.run(
-                ["display-message", "-p", "-t", pane, "#{pane_dead}"], ["send-keys", "-t", pane, "--", *keys]
-            )
+    def _send_keys_checked(
+        self, terminal_id: str, pane: str, keys: list[str], *, mark: str | None = None
+    ) -> None:
+        commands = [["display-message", "-p", "-t", pane, "#{pane_dead}"]]
+        if keys:
+            commands.append(["send-keys", "-t", pane, "--", *keys])
+        if mark:
+            commands.append(["set-option", "-p", "-t", pane, "--", _INPUT_OPTION, f"{mark} submitted"])
+        state = self.server.run(*commands)
         if state.strip() == "1":
             raise TerminalExited(f"terminal {terminal_id} has exited: the keys were not delivered")
 
@@ -708,6 +739,11 @@ class TmuxBackend:
             self.server.run(*commands, timeout=5)
         except TmuxError as exc:
             log.debug("ignored: %s", exc)
+
+
+def _mark_command(pane: str, mark: str, *, submitted: bool) -> str:
+    """The tmux command recording ``mark`` on the pane (the mark is checked: no quoting needed)."""
+    return f"set-option -p -t {pane} {_INPUT_OPTION} '{mark} {'submitted' if submitted else 'pasted'}'"
 
 
 def _state_row(terminal_id: str, pane: str, out: str) -> listing.PaneRow | None:

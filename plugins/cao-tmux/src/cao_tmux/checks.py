@@ -21,6 +21,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # ASCII character. Nothing with whitespace or control characters gets through.
 _KEY = re.compile(r"(?:[CMS]-){0,3}(?:[A-Za-z][A-Za-z0-9]{0,15}|[!-~])\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MARK = re.compile(r"[A-Za-z0-9.:_-]{1,128}\Z")
 MAX_SIZE = 10000
 
 
@@ -57,6 +58,15 @@ def keys(values: Sequence[str]) -> list[str]:
     if isinstance(values, str):
         raise InvalidInput(f"keys must be a sequence of key names, not the string {values!r}")
     return [key(v) for v in values]
+
+
+def mark(value: object) -> str | None:
+    """An input mark: None, or 1 to 128 letters, digits and ``.:_-`` (it goes inside a tmux command)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _MARK.match(value):
+        raise InvalidInput(f"input mark must be 1 to 128 letters, digits or '.:_-', not {value!r}")
+    return value
 
 
 def history(value: object) -> int | None:
