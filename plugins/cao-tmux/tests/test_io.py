@@ -328,6 +328,10 @@ def test_input_into_an_ended_program_leaves_the_mark_as_it_was(backend, start, p
     events.wait_kind("exited")
     with pytest.raises(TerminalExited):
         backend.send_text(spec.terminal_id, "too late", enter_count=1, mark="8")
+    with pytest.raises(TerminalExited):
+        backend.send_text(spec.terminal_id, "", enter_count=1, mark="9")  # an Enter alone
+    with pytest.raises(TerminalExited):
+        backend.send_text(spec.terminal_id, "late", enter_count=1, submit_delay=0.05, mark="10")
     assert backend.input_mark(spec.terminal_id) == InputMark(mark="7", submitted=True)
 
 

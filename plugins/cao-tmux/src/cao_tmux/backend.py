@@ -45,6 +45,7 @@ PLACEHOLDER = ("cat", "-")
 _DEAD_MARK = "cao-pane-dead"
 _END_MARK = "cao-capture-end"
 _INPUT_OPTION = "@cao_input"
+_SUBMITTED = "submitted"
 # Re-opening a pipe whose ``cat`` vanished is fine now and then; a pipe that keeps dying is reported.
 _REARM_LIMIT = 3
 _REARM_WINDOW = 60.0
@@ -326,7 +327,7 @@ class TmuxBackend:
             return None
         from cao_hookspecs import InputMark
 
-        return InputMark(mark=mark, submitted=stage == "submitted")
+        return InputMark(mark=mark, submitted=stage == _SUBMITTED)
 
     def send_keys(self, terminal_id: str, keys: Sequence[str]) -> None:
         """Press tmux keys by name (``Enter``, ``Escape``, ``Up``, ``C-c``, ``y``...), no Enter added."""
@@ -341,7 +342,9 @@ class TmuxBackend:
         if keys:
             commands.append(["send-keys", "-t", pane, "--", *keys])
         if mark:
-            commands.append(["set-option", "-p", "-t", pane, "--", _INPUT_OPTION, f"{mark} submitted"])
+            # Keys sent to an ended program go nowhere: the mark is recorded only while it runs.
+            commands.append(["if-shell", "-F", "-t", pane, "#{?pane_dead,,1}",
+                             _mark_command(pane, mark, submitted=True)])
         state = self.server.run(*commands)
         if state.strip() == "1":
             raise TerminalExited(f"terminal {terminal_id} has exited: the keys were not delivered")
@@ -742,8 +745,9 @@ class TmuxBackend:
 
 
 def _mark_command(pane: str, mark: str, *, submitted: bool) -> str:
-    """The tmux command recording ``mark`` on the pane (the mark is checked: no quoting needed)."""
-    return f"set-option -p -t {pane} {_INPUT_OPTION} '{mark} {'submitted' if submitted else 'pasted'}'"
+    """The tmux command recording ``mark`` on the pane, as :meth:`TmuxBackend.input_mark` reads it (the
+    mark is checked: no quoting needed)."""
+    return f"set-option -p -t {pane} {_INPUT_OPTION} '{mark} {_SUBMITTED if submitted else 'pasted'}'"
 
 
 def _state_row(terminal_id: str, pane: str, out: str) -> listing.PaneRow | None:

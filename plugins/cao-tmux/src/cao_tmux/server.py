@@ -100,8 +100,8 @@ class TmuxServer:
                 done = server.cmd(*chain)
             except OSError as exc:
                 raise TmuxError(f"could not run tmux: {exc}", command=chain) from None
-            # libtmux drops the empty lines at the end; a screen's empty bottom rows are restored by the
-            # caller that needs them (it knows the height).
+            # libtmux drops the empty lines at the end: a caller that must count a screen's empty bottom
+            # rows ends its commands with a marker line (TmuxBackend.capture).
             returncode, argv = done.returncode, done.cmd
             stdout = "".join(line + "\n" for line in done.stdout)
             stderr = "\n".join(done.stderr)
