@@ -317,7 +317,13 @@ class DeliveryEngine:
                 await io(self.store.release, message.id)
             return
         if not mark.submitted:
-            await self._receivers.submit_input(live)
+            try:
+                await self._receivers.submit_input(live)
+            except Exception as exc:  # noqa: BLE001 - one receiver must not stop the kernel's start
+                reason = f"could not submit the pasted input: {type(exc).__name__}: {exc}"
+                for message in batch:
+                    await self._fail(message, reason)
+                return
         for message in batch:
             self._on_delivered(await io(self.store.mark_delivered, message.id))
 

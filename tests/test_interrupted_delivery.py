@@ -9,7 +9,9 @@ in its pane's scrollback (the mock agent's answer rows), not in cao's records.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import signal
 import subprocess
 import time
 
@@ -51,7 +53,8 @@ async def _settled_once(kernel, tmux_socket, receiver, message_id: int, token: s
 async def test_a_message_typed_just_before_the_crash_is_not_typed_again(make_kernel, workdir, tmux_socket):
     # From a terminal, so the body ends with cao's sender line, and the mock shows the paste collapsed
     # ("[Pasted text: 3 lines]"): the text never appears on screen as it was sent.
-    request = CreateTerminalRequest(agent_profile="developer", session_name="typed", working_directory=workdir)
+    request = CreateTerminalRequest(agent_profile="developer", session_name="typed",
+                                    working_directory=workdir)
     async with make_kernel(agents=("developer",)) as kernel:
         sender = await kernel.create_session(request)
         receiver = await kernel.create_terminal(request)
@@ -67,7 +70,8 @@ async def test_a_message_typed_just_before_the_crash_is_not_typed_again(make_ker
 async def test_a_claimed_message_that_was_never_typed_is_typed_once(make_kernel, workdir, tmux_socket):
     # An earlier message shares its first 130 characters: the text on screen says nothing about this one.
     shared = "x" * 130
-    request = CreateTerminalRequest(agent_profile="developer", session_name="untyped", working_directory=workdir)
+    request = CreateTerminalRequest(agent_profile="developer", session_name="untyped",
+                                    working_directory=workdir)
     async with make_kernel(agents=("developer",)) as kernel:
         receiver = await kernel.create_session(request)
         earlier = await kernel.send_message("tester", receiver.id, f"{shared} token-earlier")
@@ -80,7 +84,8 @@ async def test_a_claimed_message_that_was_never_typed_is_typed_once(make_kernel,
 
 async def test_a_message_pasted_without_its_enter_is_submitted_not_typed_again(make_kernel, workdir,
                                                                               tmux_socket):
-    request = CreateTerminalRequest(agent_profile="developer", session_name="pasted", working_directory=workdir)
+    request = CreateTerminalRequest(agent_profile="developer", session_name="pasted",
+                                    working_directory=workdir)
     async with make_kernel(agents=("developer",)) as kernel:
         receiver = await kernel.create_session(request)
         claimed = await _claimed_while_busy(kernel, "tester", receiver, "token-pasted")
@@ -93,3 +98,26 @@ async def test_a_message_pasted_without_its_enter_is_submitted_not_typed_again(m
         assert _answers(tmux_socket, receiver, "token-pasted") == 0
     async with make_kernel(agents=("developer",)) as kernel:
         await _settled_once(kernel, tmux_socket, receiver, claimed.id, "token-pasted")
+
+
+async def test_a_pasted_input_whose_enter_cannot_be_pressed_fails_without_stopping_the_start(
+        make_kernel, workdir, tmux_socket):
+    request = CreateTerminalRequest(agent_profile="developer", session_name="stuck",
+                                    working_directory=workdir)
+    async with make_kernel(agents=("developer",)) as kernel:
+        receiver = await kernel.create_session(request)
+        claimed = await _claimed_while_busy(kernel, "tester", receiver, "token-stuck")
+        kernel.terminals.backend.send_text(receiver.id, claimed.body, enter_count=0)
+        target = f"={receiver.session_name}:"
+        subprocess.run(["tmux", "-S", tmux_socket, "set-option", "-p", "-t", target,
+                        "@cao_input", f"{claimed.id} pasted"], check=True, timeout=10)
+    # The agent ends before the next kernel can press the Enter it owes.
+    pid = subprocess.run(["tmux", "-S", tmux_socket, "display-message", "-p", "-t", target, "#{pane_pid}"],
+                         capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    os.kill(int(pid), signal.SIGKILL)
+    async with make_kernel(agents=("developer",)) as kernel:
+        settled = kernel.delivery.store.get(claimed.id)
+        # An attempt that failed: waiting for its retry (or dead), never counted as delivered.
+        assert settled.state is not MessageState.DELIVERED, settled
+        assert settled.attempts == 1 and "could not submit the pasted input" in settled.last_error, settled
+        assert _answers(tmux_socket, receiver, "token-stuck") == 0
