@@ -217,11 +217,17 @@ class DeliveryEngine:
                 await self._fail(message, reason)
             return
         assert receipt is not None
-        for message in batch:
-            delivered = await io(self.store.mark_delivered, message.id)
+        for delivered in await self._mark_delivered(batch):
             self._emit("cao_after_message_delivered", message=delivered,
-                       receipt=attrs.evolve(receipt, message_id=message.id))
+                       receipt=attrs.evolve(receipt, message_id=delivered.id))
             self._on_delivered(delivered)
+
+    async def _mark_delivered(self, batch: list[Message]) -> list[Message]:
+        """Record a typed batch as delivered, newest first, so that a kernel stopping halfway leaves the
+        batch's first message ``delivering``: its id is the input's mark, and the next kernel's recovery
+        settles the rest of the batch from it instead of typing it again."""
+        delivered = [await self._io(self.store.mark_delivered, message.id) for message in reversed(batch)]
+        return delivered[::-1]
 
     async def _fail(self, message: Message, reason: str, *, final: bool = False) -> None:
         attempts = message.attempts + 1
@@ -324,8 +330,8 @@ class DeliveryEngine:
                 for message in batch:
                     await self._fail(message, reason)
                 return
-        for message in batch:
-            self._on_delivered(await io(self.store.mark_delivered, message.id))
+        for delivered in await self._mark_delivered(batch):
+            self._on_delivered(delivered)
 
     async def receiver_gone(self, receiver_id: str) -> None:
         """A terminal was deleted: its waiting messages can never arrive."""

@@ -121,3 +121,43 @@ async def test_a_pasted_input_whose_enter_cannot_be_pressed_fails_without_stoppi
         assert settled.state is not MessageState.DELIVERED, settled
         assert settled.attempts == 1 and "could not submit the pasted input" in settled.last_error, settled
         assert _answers(tmux_socket, receiver, "token-stuck") == 0
+
+
+class _StopsAfterFirstMark:
+    """The store of a kernel that dies between two of a batch's "delivered" writes."""
+
+    def __init__(self, store) -> None:
+        self._store, self.marked = store, []
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def mark_delivered(self, message_id: int):
+        if self.marked:
+            raise OSError("the kernel stopped here")
+        self.marked.append(message_id)
+        return self._store.mark_delivered(message_id)
+
+
+async def test_a_batch_whose_delivered_writes_were_cut_short_is_not_typed_again(make_kernel, workdir,
+                                                                               tmux_socket):
+    request = CreateTerminalRequest(agent_profile="developer", session_name="batch",
+                                    working_directory=workdir)
+    async with make_kernel(agents=("developer",)) as kernel:
+        receiver = await kernel.create_session(request)
+        await kernel.send_input(receiver.id, "__mock_sleep_1")
+        await kernel.wait_for_status(receiver.id, {TerminalStatus.PROCESSING}, timeout=5)
+        # Two messages from one sender wait for a busy receiver: they go out as one input.
+        first = await kernel.send_message("tester", receiver.id, "token-batch-first")
+        second = await kernel.send_message("tester", receiver.id, "token-batch-second")
+        store = kernel.delivery.store = _StopsAfterFirstMark(kernel.delivery.store)
+        await kernel.wait_for_status(receiver.id, {TerminalStatus.COMPLETED}, timeout=10)
+        deadline = time.monotonic() + 10
+        while not store.marked:
+            assert time.monotonic() < deadline, "the batch was never typed"
+            await asyncio.sleep(0.05)
+        await kernel.wait_for_status(receiver.id, {TerminalStatus.COMPLETED}, timeout=10)
+        assert _answers(tmux_socket, receiver, "token-batch-second") == 1
+    async with make_kernel(agents=("developer",)) as kernel:
+        for message in (first, second):
+            await _settled_once(kernel, tmux_socket, receiver, message.id, message.body)

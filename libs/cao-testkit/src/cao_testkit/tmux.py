@@ -173,7 +173,11 @@ class PaneWatch:
 
     def _run(self) -> None:
         while not self._stop.is_set() and self.seen_at is None:
-            for pane in self.server.panes:
+            try:
+                panes = self.server.panes
+            except Exception:  # noqa: BLE001 - a window closed while tmux listed it: look again
+                panes = []
+            for pane in panes:
                 with contextlib.suppress(Exception):  # a pane that closed meanwhile
                     if self.sign in "\n".join(pane.capture_pane()):
                         self.seen_at = time.monotonic()
