@@ -295,9 +295,11 @@ class Kernel:
         return await (await self._orchestration()).list_messages(terminal_id, state=state, limit=limit)
 
     async def handoff(
-        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
+        call_id: str | None = None,
     ) -> DelegationResult:
-        return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout)
+        return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout,
+                                                           call_id=call_id)
 
     async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
         return await (await self._orchestration()).assign(caller_id, agent_profile, message)

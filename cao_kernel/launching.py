@@ -102,6 +102,15 @@ def metadata_of(record: Terminal) -> dict[str, str]:
     }
 
 
+RECORD_KEYS = frozenset({"provider", "agent_profile", "session_name", "working_directory", "caller_id",
+                         "created_at", "allowed_tools"})
+
+
+def extra_of(info: TerminalInfo) -> dict[str, str]:
+    """What a kernel stored with the terminal besides its record (``metadata_of``'s keys)."""
+    return {key: value for key, value in info.metadata.items() if key not in RECORD_KEYS}
+
+
 def record_from(info: TerminalInfo, backend_name: str) -> Terminal:
     meta = dict(info.metadata)
     tools = meta.get("allowed_tools") or ""
@@ -124,6 +133,7 @@ __all__ = [
     "TERMINAL_ID_VARIABLE",
     "advertised_env",
     "answer_reader",
+    "extra_of",
     "matching_spec",
     "mcp_servers",
     "metadata_of",

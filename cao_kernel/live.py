@@ -30,6 +30,9 @@ class LiveTerminal:
     starting: bool = True
     # Resolved when start-up ends: None when the agent became ready, or the exception that ended it.
     started: asyncio.Future[None] | None = None
+    # What a kernel service stored with the terminal besides its record (a handoff's call, for one);
+    # kept in the backend's metadata, so the next kernel reads it back on re-adoption.
+    extra: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def id(self) -> str:

@@ -43,6 +43,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_ANSWER_CHARS = 4000
+# Stored with a handoff's worker: the call it runs (``<caller>:<call id>``) and the wall-clock time its
+# wait ends, so a retry of the call after a restart finds the worker and keeps the original deadline.
+HANDOFF_CALL = "handoff_call"
+HANDOFF_DEADLINE = "handoff_deadline"
+# How long, and how many, finished handoffs with a call id keep their result for a late retry.
+FINISHED_KEEP_SECONDS = 600.0
+FINISHED_KEEP = 256
 # An idle reading only ends a handoff once it has held this long (some CLIs flash idle mid-turn).
 IDLE_SETTLE = 0.4
 
@@ -115,6 +122,9 @@ class Orchestration:
     _assigns: AssignWatch
     _load_profile: Callable[[str], AgentProfile]
     _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
+    # Handoffs with a call id, running and recently finished, by ``<caller>:<call id>``.
+    _calls: dict[str, asyncio.Task[DelegationResult]] = attrs.field(init=False, factory=dict)
+    _finished: dict[str, tuple[float, DelegationResult]] = attrs.field(init=False, factory=dict)
 
     # -- send_message -----------------------------------------------------------------------------
 
@@ -225,8 +235,9 @@ class Orchestration:
         return True
 
     async def aclose(self) -> None:
-        """Stop watching assigned workers (they keep running for the next kernel)."""
-        watches = list(self._watches)
+        """Stop watching assigned workers and waiting for handoffs with a call id (their workers keep
+        running for the next kernel, where a retry of the call resumes)."""
+        watches = [*self._watches, *self._calls.values()]
         for watch in watches:
             watch.cancel()
         await asyncio.gather(*watches, return_exceptions=True)
@@ -234,29 +245,72 @@ class Orchestration:
     # -- handoff ----------------------------------------------------------------------------------
 
     async def handoff(
-        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
+        call_id: str | None = None,
     ) -> DelegationResult:
-        """Start a worker, give it the task, wait for its answer, remove it, return the answer."""
+        """Start a worker, give it the task, wait for its answer, remove it, return the answer.
+
+        With a ``call_id``, the call survives its caller's connection and the kernel: a retry with the same
+        id joins the running call, gets the answer of one that finished, or, in the next kernel, resumes
+        waiting on the same worker (typing its task only if it never went in).
+        """
         validate_message(message)
         if not 1 <= float(timeout) <= 3600:
             raise InvalidInput("timeout must be between 1 and 3600 seconds")
         caller = self._terminals.live(caller_id) if caller_id is not None else None
         request = DelegationRequest(kind=OrchestrationType.HANDOFF, caller_id=caller_id,
                                     agent_profile=agent_profile, message=message, timeout=float(timeout))
+        if call_id is None:
+            return await self._handoff(caller, request, None)
+        key = f"{caller_id or ''}:{validate.call_id(call_id)}"
+        running = self._calls.get(key)
+        if running is None:
+            finished = self._finished.get(key)
+            if finished is not None:
+                return finished[1]
+            running = self._calls[key] = asyncio.ensure_future(self._handoff(caller, request, key))
+            running.add_done_callback(lambda task: self._call_ended(key, task))
+        # The caller going away (its connection dropped) must not stop the call its retry will join.
+        return await asyncio.shield(running)
+
+    def _call_ended(self, key: str, task: asyncio.Task[DelegationResult]) -> None:
+        self._calls.pop(key, None)
+        if task.cancelled() or task.exception() is not None:
+            return
+        now = time.monotonic()
+        self._finished[key] = (now, task.result())
+        for old in [k for k, (at, _) in self._finished.items() if now - at > FINISHED_KEEP_SECONDS]:
+            del self._finished[old]
+        while len(self._finished) > FINISHED_KEEP:
+            del self._finished[next(iter(self._finished))]
+
+    async def _handoff(self, caller: LiveTerminal | None, request: DelegationRequest,
+                       key: str | None) -> DelegationResult:
         request = self._hooks.before("cao_before_handoff", request)
         started = time.monotonic()
-        worker = await self._start_worker(caller, request, wait_ready=True)
-        self._hooks.after("cao_after_handoff_started", request=request, worker=worker)
-        live = self._terminals.live(worker.id)
+        mark = None if key is None else "handoff:" + key.split(":", 1)[1]
+        resumed = None if key is None else self._terminals.find(
+            lambda live: live.extra.get(HANDOFF_CALL) == key)
+        if resumed is not None:
+            deadline = float(resumed.extra.get(HANDOFF_DEADLINE) or 0.0)
+            request = attrs.evolve(request, timeout=max(0.1, deadline - time.time()))
+            live = resumed
+        else:
+            extra = None if key is None else {HANDOFF_CALL: key,
+                                              HANDOFF_DEADLINE: repr(time.time() + request.timeout)}
+            worker = await self._start_worker(caller, request, wait_ready=True, extra=extra)
+            self._hooks.after("cao_after_handoff_started", request=request, worker=worker)
+            live = self._terminals.live(worker.id)
         task = request.message
-        if live.provider is not None and live.provider.capabilities.handoff_banner and caller_id:
-            task = f"{handoff_banner(caller_id)}\n\n{task}"
-        result = await self._run_handoff(live, request, task, started)
+        if live.provider is not None and live.provider.capabilities.handoff_banner and request.caller_id:
+            task = f"{handoff_banner(request.caller_id)}\n\n{task}"
+        result = await self._run_handoff(live, request, task, started, mark=mark, resumed=resumed is not None)
         self._hooks.after("cao_after_handoff_finished", result=result)
         return result
 
     async def _run_handoff(
-        self, live: LiveTerminal, request: DelegationRequest, task: str, started: float
+        self, live: LiveTerminal, request: DelegationRequest, task: str, started: float, *,
+        mark: str | None = None, resumed: bool = False,
     ) -> DelegationResult:
         def result(success: bool, text: str, output: str | None = None) -> DelegationResult:
             return DelegationResult(
@@ -267,8 +321,11 @@ class Orchestration:
 
         remaining = request.timeout - (time.monotonic() - started)
         try:
-            await self._terminals.send_input(live.id, task)
-            await self._wait_done(live, max(0.1, remaining))
+            if resumed:
+                await self._give_task_once(live, task, mark, remaining)
+            else:
+                await self._terminals.send_input(live.id, task, mark=mark)
+            await self._wait_done(live, max(0.1, request.timeout - (time.monotonic() - started)))
         except Timeout:
             return result(False, f"Handoff timed out after {request.timeout:g} seconds; the worker {live.id} "
                                  f"was kept so you can inspect it or delete it with delete_terminal.")
@@ -288,6 +345,20 @@ class Orchestration:
         provider = live.record.provider
         return result(True, f"Successfully handed off to {request.agent_profile} ({provider}) in "
                             f"{time.monotonic() - started:.2f}s", output)
+
+    async def _give_task_once(self, live: LiveTerminal, task: str, mark: str | None, timeout: float) -> None:
+        """A resumed handoff's worker: its input mark says whether an earlier kernel typed the task."""
+        try:
+            typed = await self._terminals.input_mark(live.id)
+        except Exception:  # noqa: BLE001 - a backend without marks, or a pane that cannot be read
+            typed = None
+        if typed is not None and typed.mark == mark:
+            if not typed.submitted:
+                await self._terminals.submit_input(live)
+            return
+        # The earlier kernel stopped before the task went in (the worker may still be starting).
+        await live.tracker.wait_for({TerminalStatus.IDLE, TerminalStatus.COMPLETED}, timeout)
+        await self._terminals.send_input(live.id, task, mark=mark)
 
     async def _wait_done(self, live: LiveTerminal, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -315,13 +386,14 @@ class Orchestration:
             pass
 
     async def _start_worker(
-        self, caller: LiveTerminal | None, request: DelegationRequest, *, wait_ready: bool
+        self, caller: LiveTerminal | None, request: DelegationRequest, *, wait_ready: bool,
+        extra: dict[str, str] | None = None,
     ) -> Terminal:
         profile = self._load_profile(validate.profile_name(request.agent_profile))
         if caller is None:
             return await self._terminals.create_session(CreateTerminalRequest(
                 agent_profile=request.agent_profile, working_directory=request.working_directory,
-            ), wait_ready=wait_ready)
+            ), wait_ready=wait_ready, extra=extra)
         provider = profile.provider or caller.record.provider
         workdir = request.working_directory
         if workdir is None:
@@ -333,7 +405,7 @@ class Orchestration:
         return await self._terminals.create_terminal(CreateTerminalRequest(
             session_name=caller.record.session_name, agent_profile=request.agent_profile, provider=provider,
             working_directory=workdir, caller_id=caller.id,
-        ), wait_ready=wait_ready)
+        ), wait_ready=wait_ready, extra=extra)
 
     # -- answer_user_prompt -----------------------------------------------------------------------
 

@@ -135,6 +135,10 @@ class Terminals:
         """The terminal, or None when this kernel does not know it."""
         return self._live.get(terminal_id)
 
+    def find(self, matches: Callable[[LiveTerminal], bool]) -> LiveTerminal | None:
+        """The first terminal ``matches`` accepts, or None."""
+        return next((live for live in self._live.values() if matches(live)), None)
+
     def live(self, terminal_id: str) -> LiveTerminal:
         """The terminal; ``InvalidInput`` for a malformed id, ``NotFound`` for an unknown one."""
         validate.terminal_id(terminal_id)
@@ -191,20 +195,23 @@ class Terminals:
 
     # -- creation ---------------------------------------------------------------------------------
 
-    async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
-        """Create a session with one terminal running ``request.agent_profile``."""
+    async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True,
+                             extra: Mapping[str, str] | None = None) -> Terminal:
+        """Create a session with one terminal running ``request.agent_profile``; ``extra`` is stored with
+        it (see ``LiveTerminal.extra``)."""
         name = (validate.session_name(request.session_name) if request.session_name
                 else f"{validate.SESSION_PREFIX}{secrets.token_hex(4)}")
         if name in await self._session_names():
             raise Conflict(f"session {name!r} already exists")
         request = _evolve(request, session_name=name, caller_id=None)
         request = self._hooks.before("cao_before_session_create", request)
-        terminal = await self._create(request, new_session=True, wait_ready=wait_ready)
+        terminal = await self._create(request, new_session=True, wait_ready=wait_ready, extra=extra)
         info = SessionInfo(name=terminal.session_name, status="detached", working_directory=terminal.working_directory)
         self._hooks.after("cao_after_session_created", session=info, terminal=terminal)
         return terminal
 
-    async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
+    async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True,
+                              extra: Mapping[str, str] | None = None) -> Terminal:
         """Add a terminal to the existing session ``request.session_name``."""
         if request.session_name is None:
             raise InvalidInput("a new terminal needs the name of the session it joins")
@@ -214,7 +221,7 @@ class Terminals:
         if request.caller_id is not None:
             self.live(request.caller_id)
         request = _evolve(request, session_name=name)
-        return await self._create(request, new_session=False, wait_ready=wait_ready)
+        return await self._create(request, new_session=False, wait_ready=wait_ready, extra=extra)
 
     async def _session_names(self) -> set[str]:
         return {s.name for s in await self._io.run(self.backend.list_sessions)}
@@ -228,7 +235,8 @@ class Terminals:
     def _advertised_env(self) -> dict[str, str]:
         return launching.advertised_env(self._settings, self._registry.mcp_servers.values())
 
-    async def _create(self, request: CreateTerminalRequest, *, new_session: bool, wait_ready: bool) -> Terminal:
+    async def _create(self, request: CreateTerminalRequest, *, new_session: bool, wait_ready: bool,
+                      extra: Mapping[str, str] | None = None) -> Terminal:
         request = self._hooks.before("cao_before_terminal_create", request)
         assert request.session_name is not None
         profile = self._load_profile(validate.profile_name(request.agent_profile))
@@ -277,9 +285,10 @@ class Terminals:
             argv=plan.argv,
             env={**advertised, launching.HOME_VARIABLE: str(self._home.root), **extra_env, **plan.env,
                  launching.TERMINAL_ID_VARIABLE: terminal_id},
-            metadata=launching.metadata_of(record),
+            metadata={**(extra or {}), **launching.metadata_of(record)},
         )
         live = self._track(record, provider)
+        live.extra = dict(extra or {})
         if gate_plan is not None:
             # Before the agent starts: its MCP client may report in before the agent is ready.
             server_name, route = gate_plan
@@ -453,23 +462,25 @@ class Terminals:
 
     # -- input ------------------------------------------------------------------------------------
 
-    async def send_input(self, terminal_id: str, text: str) -> None:
-        """Type ``text`` into the terminal as one input and submit it."""
+    async def send_input(self, terminal_id: str, text: str, *, mark: str | None = None) -> None:
+        """Type ``text`` into the terminal as one input and submit it; ``mark`` is recorded with it (see
+        ``TerminalBackend.send_text``)."""
         live = self.live(terminal_id)
         validate.input_text(text)
         if live.tracker.failed_for_good:
             # The agent is gone; typing would reach a dead pane or a bare shell. An error the agent
             # itself reported (it is still running) does not block input.
             raise Conflict(f"terminal {terminal_id} is in error ({live.tracker.report.evidence}); input refused")
-        await self._type(live, text)
+        await self._type(live, text, mark=mark)
 
-    async def _type(self, live: LiveTerminal, text: str) -> None:
+    async def _type(self, live: LiveTerminal, text: str, *, mark: str | None = None) -> None:
         caps = live.provider.capabilities if live.provider else None
         live.tracker.note_input()
         try:
             await self._io.run(
                 self.backend.send_text, live.id, text,
                 enter_count=caps.enter_count if caps else 1, submit_delay=caps.submit_delay if caps else 0.0,
+                **({} if mark is None else {"mark": mark}),
             )
         except BaseException:
             live.tracker.abort_input()
@@ -569,6 +580,7 @@ class Terminals:
             record = launching.record_from(info, self.backend.name)
             provider = self._registry.providers.get(record.provider)
             live = self._track(record, provider)
+            live.extra = launching.extra_of(info)
             live.starting = False
             assert live.started is not None
             live.started.set_result(None)

@@ -38,6 +38,7 @@ SYSTEM_ROOTS = frozenset(
 
 
 terminal_id = names.terminal_id
+call_id = names.call_id
 profile_name = names.profile_name
 key = names.key
 

@@ -18,6 +18,8 @@ KEY_RE = re.compile(
     r"^(?:(?:[CMS]-)*(?:[A-Za-z0-9]|Up|Down|Left|Right|Enter|Tab|BTab|Escape|Space|BSpace|Home|End"
     r"|PageUp|PageDown|PPage|NPage|DC|IC|F[1-9]|F1[0-2]))\Z"
 )
+# A delegation's call id: its retry with the same id resumes it instead of starting it again.
+CALL_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}\Z")
 SESSION_PREFIX = "cao-"
 MAX_INPUT_BYTES = 1024 * 1024
 
@@ -29,6 +31,7 @@ def json_pattern(rule: re.Pattern[str]) -> str:
 
 #: A terminal id as JSON Schema and OpenAPI write it.
 TERMINAL_ID_PATTERN = json_pattern(TERMINAL_ID_RE)
+CALL_ID_PATTERN = json_pattern(CALL_ID_RE)
 
 
 def _checked(rule: re.Pattern[str], value: object, message: str, error: type[CaoError],
@@ -56,6 +59,13 @@ def profile_name(value: object) -> str:
     """``value`` when it is an agent profile name, else ``InvalidInput``."""
     return _checked(PROFILE_NAME_RE, value,
                     "invalid agent profile name {value!r}: use letters, digits, '_' and '-', at most 64",
+                    InvalidInput)
+
+
+def call_id(value: object) -> str:
+    """``value`` when it is a call id, else ``InvalidInput``."""
+    return _checked(CALL_ID_RE, value,
+                    "invalid call id {value!r}: use letters, digits and . _ : - only, at most 64",
                     InvalidInput)
 
 

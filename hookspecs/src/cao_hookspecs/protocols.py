@@ -212,8 +212,12 @@ class KernelAPI(Protocol):
     ) -> list[Message]: ...
 
     async def handoff(
-        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
-    ) -> DelegationResult: ...
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
+        call_id: str | None = None,
+    ) -> DelegationResult:
+        """Start a worker on ``message``, wait for its answer, remove it. A retry with the same ``call_id``
+        (same caller) joins or resumes the call, across restarts, instead of starting a second worker."""
+        ...
 
     async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult: ...
 

@@ -140,14 +140,16 @@ def _pump(stream: Any, sink: Any) -> None:
             sink(line.rstrip("\n"))
 
 
-def start_server(home: Path, workdir: Path, plugin_dir: Path, tmux: PrivateTmux, **settings: str) -> Server:
-    """``cao server --port 0`` on ``home`` and the private tmux server; ``settings`` are extra ``CAO_*``
-    variables for it."""
+def start_server(home: Path, workdir: Path, plugin_dir: Path, tmux: PrivateTmux, *, port: int = 0,
+                 **settings: str) -> Server:
+    """``cao server --port <port>`` (0: any free port) on ``home`` and the private tmux server; ``settings``
+    are extra ``CAO_*`` variables for it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") and k not in ("TMUX", "TMUX_PANE")}
     env.update({"CAO_HOME_DIR": str(home), "CAO_DEFAULT_PROVIDER": "mock_cli", "TMUX_TMPDIR": tmux.tmpdir,
                 "CAO_LOAD_PLUGINS": ",".join(SERVER_PLUGINS), **tmux.settings, **settings,
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin_dir), os.environ.get("PYTHONPATH")]))})
-    proc = subprocess.Popen([CAO, "server", "--port", "0", "--log-level", "warning"], env=env, cwd=workdir,
+    proc = subprocess.Popen([CAO, "server", "--port", str(port), "--log-level", "warning"], env=env,
+                            cwd=workdir,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     lines: queue.Queue[str] = queue.Queue()

@@ -24,6 +24,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cao_mcp.relay import SseDecoder, SseEvent, find_server, sse_events
+from cao_testkit.server_process import stop_process
+
+from .conftest import start_server
 
 MCP_SERVER = str(Path(sys.executable).parent / "cao-mcp-server")
 BUILTINS = {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt"}
@@ -242,7 +245,9 @@ def test_the_server_dying_mid_way_gets_clear_answers(own_server: Any, mcp: Any) 
     """A handoff in flight when the server dies, and every request after, is answered with the server's
     address; the relay keeps running."""
     doomed = own_server()
-    with relay_of_new_agent(doomed, mcp) as client:
+    # A handoff waits this long for the server to come back before it is answered.
+    with raw(doomed.mcp_env(new_agent(doomed, mcp), CAO_MCP_RESUME_SECONDS="0.5")) as client:
+        client.initialize()
         client.send(call(50, "handoff", {"agent_profile": "slow_worker", "message": "x"}))
         time.sleep(0.5)
         doomed.proc.send_signal(signal.SIGKILL)
@@ -259,6 +264,52 @@ def test_the_server_dying_mid_way_gets_clear_answers(own_server: Any, mcp: Any) 
         listed = client.answer(52)
         assert listed["error"]["code"] == -32000 and where in listed["error"]["message"]
         assert client.proc.poll() is None
+
+
+@pytest.mark.tmux
+def test_a_handoff_in_flight_survives_a_server_restart(own_server: Any, mcp: Any) -> None:
+    """The server is killed while the worker works and started again on the same address: the relay asks
+    again with the call's id, the new server resumes waiting on the same worker, and the agent gets the
+    worker's answer as if nothing happened. One worker, its task typed once."""
+    first = own_server()
+    supervisor = new_agent(first, mcp)
+    with raw(first.mcp_env(supervisor)) as client:
+        client.initialize()
+        client.send(call(60, "handoff", {"agent_profile": "slow_worker", "message": "still here"}))
+        worker = asyncio.run(_worker_of(first, supervisor))
+        first.proc.send_signal(signal.SIGKILL)
+        first.proc.wait(10)
+        second = start_server(first.home, first.workdir, first.plugin_dir, first.tmux, port=first.port)
+        try:
+            handoff = client.answer(60)
+            assert handoff["result"]["isError"] is False, handoff
+            data = handoff["result"]["structuredContent"]
+            assert data["terminal_id"] == worker and data["output"] == "still here", data
+            remaining = asyncio.run(_workers_of(second, supervisor))
+            assert remaining == [], f"workers left or started again: {remaining}"
+        finally:
+            stop_process(second.proc)
+    assert "asking again once it is back" in "".join(client.stderr)
+
+
+async def _workers_of(server: Any, supervisor: str) -> list[str]:
+    async with server.client() as api:
+        terminals = await api.list_terminals((await api.get_terminal(supervisor)).session_name)
+    return [t.id for t in terminals if t.caller_id == supervisor]
+
+
+async def _worker_of(server: Any, supervisor: str) -> str:
+    """The supervisor's one worker, once it is working on its task."""
+    from cao_hookspecs import TerminalStatus
+
+    deadline = time.monotonic() + 20
+    while not (workers := await _workers_of(server, supervisor)):
+        assert time.monotonic() < deadline, "the handoff started no worker"
+        await asyncio.sleep(0.05)
+    (worker,) = workers
+    async with server.client() as api:
+        await api.wait_for_status(worker, {TerminalStatus.PROCESSING}, timeout=15)
+    return worker
 
 
 def test_find_server_needs_a_server_that_knows_the_terminal(tmp_path: Path) -> None:

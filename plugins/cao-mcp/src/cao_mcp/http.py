@@ -20,12 +20,11 @@ import asyncio
 import json
 import logging
 import weakref
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cao_server.asgi import StatusWatch
 
-from .tools import ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE, Caller
+from .tools import ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE, Caller, context_header, header_value
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -38,28 +37,9 @@ log = logging.getLogger("cao_mcp")
 _APPS: weakref.WeakKeyDictionary[Any, weakref.WeakSet[McpHttpApp]] = weakref.WeakKeyDictionary()
 
 
-def header_value(headers: Mapping[str, str] | None, name: str) -> str | None:
-    """A header by name, case-insensitively, from whatever mapping the transport hands over."""
-    if not headers:
-        return None
-    value = headers.get(name)
-    if value is None:
-        value = headers.get(name.lower())
-    if value is None:
-        wanted = name.lower()
-        value = next((v for k, v in headers.items() if k.lower() == wanted), None)
-    return value
-
-
 def caller_from_context(ctx: Any) -> Caller:
     """The caller named by the request's ``X-CAO-Terminal-Id`` header."""
-    headers = None
-    if ctx is not None:
-        try:
-            headers = ctx.headers
-        except ValueError:  # no request behind this context
-            headers = None
-    return Caller.parse(header_value(headers, ID_HEADER), source=ID_HEADER)
+    return Caller.parse(context_header(ctx, ID_HEADER), source=ID_HEADER)
 
 
 async def _build_server(kernel: KernelAPI) -> Any:

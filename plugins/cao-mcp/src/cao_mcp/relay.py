@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from .tools import ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE
+from .tools import CALL_HEADER, ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -29,6 +29,11 @@ ACCEPT = "application/json, text/event-stream"
 # connection for a message. Reading an answer has no limit: a handoff takes as long as its worker.
 CHECK_TIMEOUT = 2.0
 CONNECT_TIMEOUT = 10.0
+# A handoff whose connection is lost waits this long (``CAO_MCP_RESUME_SECONDS``) for the server to come
+# back, then asks again with the same call id: the restarted server resumes the same worker.
+RESUME_SECONDS = 120.0
+RESUME_POLL = 0.2
+RESUMABLE_TOOLS = frozenset({"handoff"})
 # JSON-RPC error codes (the specification's, plus one in the range it leaves to servers).
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -40,7 +45,8 @@ LIST_METHODS = frozenset({"tools/list", "prompts/list", "resources/list", "resou
 class Target:
     """Where the relay sends messages: cao-server's address, its token, and the caller's terminal id."""
 
-    def __init__(self, base_url: str, terminal_id: str, token: str | None = None) -> None:
+    def __init__(self, base_url: str, terminal_id: str, token: str | None = None, *,
+                 resume_seconds: float = RESUME_SECONDS) -> None:
         from urllib.parse import urlsplit
 
         self.base_url = base_url.rstrip("/")
@@ -52,6 +58,7 @@ class Target:
         self.port = parts.port or (443 if self.https else 80)
         self.terminal_id = terminal_id
         self.token = token
+        self.resume_seconds = resume_seconds
 
     def connection(self, timeout: float) -> http.client.HTTPConnection:
         """A new connection, opened now (``timeout`` bounds the opening only)."""
@@ -89,7 +96,12 @@ def find_server(settings: Mapping[str, str], terminal_id: str) -> Target | None:
     if not (port.isascii() and port.isdigit()) or int(port) > 65535:
         return None
     try:
-        target = Target(base_url(host, port), terminal_id, read_token(home_dir(settings)))
+        resume = float(settings.get("CAO_MCP_RESUME_SECONDS") or RESUME_SECONDS)
+    except ValueError:
+        resume = RESUME_SECONDS
+    try:
+        target = Target(base_url(host, port), terminal_id, read_token(home_dir(settings)),
+                        resume_seconds=max(0.0, resume))
         conn = target.connection(CHECK_TIMEOUT)
     except (OSError, ValueError):
         return None
@@ -285,8 +297,9 @@ class Relay:
             for key in keys:
                 self._inflight[key] = entry
         answered: set[Any] = set()
+        call_id = _resumable_call(message)
         try:
-            self._post(body, requests, entry, answered)
+            self._post_resuming(body, requests, entry, answered, call_id)
         except (OSError, http.client.HTTPException) as exc:
             if not entry.cancelled:
                 for key, request in requests.items():
@@ -325,9 +338,47 @@ class Relay:
         except (OSError, http.client.HTTPException) as exc:
             _log(f"could not report the connection to cao-server at {self.target.base_url}: {_reason(exc)}")
 
+    def _post_resuming(self, body: bytes, requests: Mapping[Any, Mapping[str, Any]], entry: _Inflight,
+                       answered: set[Any], call_id: str | None) -> None:
+        """``_post``; a resumable call whose connection is lost before its answer is asked again, with the
+        same call id, once the server is back (within the target's resume window)."""
+        import time
+
+        until: float | None = None
+        while True:
+            try:
+                self._post(body, requests, entry, answered, call_id)
+                return
+            except (OSError, http.client.HTTPException) as exc:
+                if call_id is None or entry.cancelled or answered:
+                    raise
+                if until is None:
+                    until = time.monotonic() + self.target.resume_seconds
+                    _log(f"lost cao-server at {self.target.base_url} during a handoff ({_reason(exc)}); "
+                         f"asking again once it is back")
+                if entry.conn is not None:
+                    entry.conn.close()
+                    entry.conn = None
+                if not self._server_back(entry, until):
+                    raise
+
+    def _server_back(self, entry: _Inflight, until: float) -> bool:
+        """Whether the server accepts connections again before ``until`` (False once cancelled)."""
+        import time
+
+        while not entry.cancelled and time.monotonic() < until:
+            try:
+                self.target.connection(min(CONNECT_TIMEOUT, max(0.05, until - time.monotonic()))).close()
+                return True
+            except OSError:
+                time.sleep(RESUME_POLL)
+        return False
+
     def _post(self, body: bytes, requests: Mapping[Any, Mapping[str, Any]], entry: _Inflight,
-              answered: set[Any]) -> None:
+              answered: set[Any], call_id: str | None = None) -> None:
         headers = {"Content-Type": "application/json", "Accept": ACCEPT, **self.target.headers()}
+        if call_id is not None:
+            headers[CALL_HEADER] = call_id
         if self._session_id:
             headers[SESSION_HEADER] = self._session_id
         if self._protocol_version:
@@ -438,6 +489,18 @@ class Relay:
 def _key(value: Any) -> Any:
     # JSON-RPC ids are strings or numbers; 1 and "1" are different requests.
     return (type(value).__name__, value) if isinstance(value, str | int | float) else None
+
+
+def _resumable_call(message: Any) -> str | None:
+    """A fresh call id for a single call of a resumable tool (its retry repeats it), else None."""
+    if not isinstance(message, dict) or message.get("method") != "tools/call" or message.get("id") is None:
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or params.get("name") not in RESUMABLE_TOOLS:
+        return None
+    import uuid
+
+    return uuid.uuid4().hex
 
 
 def _error(request_id: Any, code: int, text: str) -> dict[str, Any]:

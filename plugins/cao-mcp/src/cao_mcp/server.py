@@ -19,7 +19,17 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from . import __version__
-from .tools import BUILTIN_NAMES, BUILTIN_TOOLS, SERVER_INSTRUCTIONS, BuiltinTool, Caller, ToolEnv, ToolResult
+from .tools import (
+    BUILTIN_NAMES,
+    BUILTIN_TOOLS,
+    CALL_HEADER,
+    SERVER_INSTRUCTIONS,
+    BuiltinTool,
+    Caller,
+    ToolEnv,
+    ToolResult,
+    context_header,
+)
 
 if TYPE_CHECKING:
     from cao_hookspecs import KernelAPI, McpToolSpec
@@ -108,7 +118,8 @@ def _builtin_function(tool: BuiltinTool, kernel: KernelAPI, caller_of: CallerOf,
         params.append(param.replace(annotation=annotation))
 
     async def call(ctx: Context | None, arguments: dict[str, Any]) -> CallToolResult:
-        env = ToolEnv(kernel=kernel, caller=caller_of(ctx), explain=explain)
+        env = ToolEnv(kernel=kernel, caller=caller_of(ctx), explain=explain,
+                      call_id=context_header(ctx, CALL_HEADER))
         return tool_result(await tool.run(env, **arguments))
 
     return _tool_function(tool.name, params, dict[str, Any], call)

@@ -11,7 +11,7 @@ itself, idempotently, so the tools pass messages through untouched.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs.errors import CaoError, Conflict, NotFound
@@ -24,6 +24,8 @@ ID_VARIABLE = "CAO_TERMINAL_ID"
 ID_HEADER = "X-CAO-Terminal-Id"
 # Sent by cao-mcp-server's relay: it reports its agent connected itself, once the agent has its tool list.
 RELAY_HEADER = "X-CAO-Relay"
+# Sent by the relay with a handoff: the id its retry after a lost connection repeats (see Kernel.handoff).
+CALL_HEADER = "X-CAO-Call-Id"
 MAX_TIMEOUT = 3600
 BUILTIN_NAMES = ("handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt")
 
@@ -34,6 +36,30 @@ SERVER_INSTRUCTIONS = (
     "send_message queues a message for another terminal, typed in when it is idle; delete_terminal "
     "removes workers you no longer need."
 )
+
+
+def header_value(headers: Mapping[str, str] | None, name: str) -> str | None:
+    """A header by name, case-insensitively, from whatever mapping the transport hands over."""
+    if not headers:
+        return None
+    value = headers.get(name)
+    if value is None:
+        value = headers.get(name.lower())
+    if value is None:
+        wanted = name.lower()
+        value = next((v for k, v in headers.items() if k.lower() == wanted), None)
+    return value
+
+
+def context_header(ctx: Any, name: str) -> str | None:
+    """A header of the HTTP request behind an MCP request context (None on stdio)."""
+    headers = None
+    if ctx is not None:
+        try:
+            headers = ctx.headers
+        except ValueError:  # no request behind this context
+            headers = None
+    return header_value(headers, name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +99,8 @@ class ToolEnv:
     caller: Caller
     #: Turns an exception into the sentence an agent reads; None means "not one we know".
     explain: Callable[[BaseException], str | None] = lambda exc: None
+    #: The call's id, when its sender will retry it after a lost connection (the relay's handoffs).
+    call_id: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,7 +193,9 @@ async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int =
     if not 1 <= timeout <= MAX_TIMEOUT:
         return failed(f"timeout must be between 1 and {MAX_TIMEOUT} seconds, got {timeout}")
     try:
-        result = await env.kernel.handoff(env.caller.id, agent_profile, message, timeout=float(timeout))
+        call = {} if env.call_id is None else {"call_id": env.call_id}
+        result = await env.kernel.handoff(env.caller.id, agent_profile, message, timeout=float(timeout),
+                                          **call)
     except Exception as exc:
         if not _answerable(env, exc):
             raise

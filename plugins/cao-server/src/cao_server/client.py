@@ -332,9 +332,12 @@ class HttpKernel:
         await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/mcp-connected")
 
     async def handoff(
-        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0
+        self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
+        call_id: str | None = None,
     ) -> DelegationResult:
-        body = {"agent_profile": agent_profile, "message": message, "timeout": timeout}
+        body: dict[str, Any] = {"agent_profile": agent_profile, "message": message, "timeout": timeout}
+        if call_id is not None:
+            body["call_id"] = call_id
         path = "/handoff" if caller_id is None else f"/terminals/{_terminal_id(caller_id)}/handoff"
         data = await self._call(
             "POST", path, json=body, timeout=float(timeout) + CREATE_TIMEOUT + HANDOFF_MARGIN

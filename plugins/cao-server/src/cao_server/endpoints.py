@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal
 from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
-from cao_hookspecs.names import TERMINAL_ID_PATTERN
+from cao_hookspecs.names import CALL_ID_PATTERN, TERMINAL_ID_PATTERN
 
 from . import validation, wire
 from .converter import to_json
@@ -99,6 +99,11 @@ MESSAGE = Param(
     "message", required=True, max_bytes=validation.MAX_INPUT_BYTES, description="text, at most 1 MiB"
 )
 IDEMPOTENCY_KEY = Param("idempotency_key", description="a retried send with the same key queues nothing new")
+CALL_ID = Param(
+    "call_id",
+    pattern=CALL_ID_PATTERN,
+    description="a retry with the same id (same caller) joins or resumes the call, across server restarts",
+)
 HANDOFF_TIMEOUT = Param(
     "timeout",
     type="number",
@@ -335,7 +340,8 @@ async def send_message(ctx: Context, call: Call) -> Any:
 async def handoff(ctx: Context, call: Call) -> Any:
     args = call.args
     caller = call.path.get("terminal_id", args.get("caller_id"))
-    result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"])
+    result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"],
+                                      call_id=args.get("call_id"))
     return wire.delegation_json(result)
 
 
@@ -707,7 +713,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "orchestration",
         response=ref("DelegationResult"),
         errors=(*ID_ERRORS, 400, 403, 413, 502, 504),
-        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT),
+        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID),
     ),
     Endpoint(
         "POST",
@@ -723,6 +729,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             AGENT_PROFILE,
             MESSAGE,
             HANDOFF_TIMEOUT,
+            CALL_ID,
         ),
     ),
     Endpoint(
