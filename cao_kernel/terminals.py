@@ -444,7 +444,18 @@ class Terminals:
         return await self._io.run(self.backend.working_directory, terminal_id)
 
     async def list_sessions(self) -> list[SessionInfo]:
-        return await self._io.run(self.backend.list_sessions)
+        """The backend's sessions, plus those it lost (its tmux server died) whose dead terminals the kernel
+        still holds: they exist for cao until they are removed, so ``cao shutdown --all`` removes them."""
+        held: list[SessionInfo] = await self._io.run(self.backend.list_sessions)
+        known = {info.name for info in held}
+        members: dict[str, list[LiveTerminal]] = {}
+        for live in self._live.values():
+            if live.record.session_name not in known:
+                members.setdefault(live.record.session_name, []).append(live)
+        lost = [SessionInfo(name=name, working_directory=terminals[0].record.working_directory)
+                for name, terminals in sorted(members.items())
+                if all(live.tracker.failed_for_good for live in terminals)]
+        return held + lost
 
     async def list_terminals(self, session_name: str) -> list[Terminal]:
         name = validate.session_name(session_name)

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from cao_hookspecs import CreateTerminalRequest, MessageState, TerminalStatus
-from cao_kernel.errors import Conflict
+from cao_kernel.errors import Conflict, NotFound
 
 
 def _tmux(socket: str, *args: str) -> str:
@@ -82,3 +82,23 @@ async def test_a_restart_settles_messages_whose_terminal_did_not_survive(make_ke
         dead = await _settled(kernel, receiver.id, waiting.id, timeout=0.1)
         assert dead.state == MessageState.DEAD
         assert dead.last_error == "receiver terminal no longer exists"
+
+
+async def test_shutting_down_every_session_removes_terminals_the_tmux_server_took_with_it(
+        make_kernel, workdir, tmux_socket):
+    async with make_kernel(agents=("developer",)) as kernel:
+        sender, receiver, _ = await _busy_receiver_with_mail(kernel, workdir, sender_id="tester")
+        runtime = [kernel.home.runtime / "terminals" / t.id for t in (sender, receiver)]
+        assert all(folder.is_dir() for folder in runtime), runtime
+        _tmux(tmux_socket, "kill-server")
+        for terminal in (sender, receiver):
+            await kernel.wait_for_status(terminal.id, {TerminalStatus.ERROR}, timeout=10)
+        # What `cao shutdown --all` does: delete every session the server lists.
+        sessions = [s.name for s in await kernel.list_sessions()]
+        assert sessions == [sender.session_name]
+        assert sorted(await kernel.delete_session(sender.session_name)) == sorted([sender.id, receiver.id])
+        assert await kernel.list_sessions() == []
+        for terminal in (sender, receiver):
+            with pytest.raises(NotFound):
+                await kernel.get_terminal(terminal.id)
+        assert not any(folder.exists() for folder in runtime), runtime
