@@ -242,14 +242,17 @@ class DeliveryEngine:
 
     async def _report_dead(self, message: Message, reason: str) -> None:
         self._on_dead(message, reason)
+        what = f"could not be delivered after {message.attempts} attempts: {reason}"
+        await self._tell_sender(message, what, key=f"dead-letter-{message.id}")
+
+    async def _tell_sender(self, message: Message, what: str, *, key: str) -> None:
+        """Queue a notice for the message's sender (a terminal still here) saying what became of it."""
         if self._receivers.get(message.sender_id) is None or message.sender_id == SYSTEM_SENDER:
             return
-        notice = (
-            f"[cao] Your message {message.id} to terminal {message.receiver_id} could not be delivered "
-            f"after {message.attempts} attempts: {reason}. Its text began: {message.body[:200]!r}"
-        )
+        notice = (f"[cao] Your message {message.id} to terminal {message.receiver_id} {what}. "
+                  f"Its text began: {message.body[:200]!r}")
         await self.enqueue(MessageDraft(sender_id=SYSTEM_SENDER, receiver_id=message.sender_id, body=notice,
-                                        idempotency_key=f"dead-letter-{message.id}"))
+                                        idempotency_key=key))
 
     # -- retries ----------------------------------------------------------------------------------
 
@@ -314,10 +317,11 @@ class DeliveryEngine:
         try:
             mark = await self._receivers.input_mark(receiver_id)
         except NotImplementedError:
-            mark = None  # a backend without input marks: typed again, at least once
-        except Exception as exc:  # noqa: BLE001 - the receiver cannot be read: deliver it later
-            log.warning("cannot read the input mark of %s (%s); its messages wait again", receiver_id, exc)
-            mark = None
+            await self._unknowable(live, batch, "its terminal's backend keeps no record of what was typed")
+            return
+        except Exception as exc:  # noqa: BLE001 - the receiver cannot be read
+            await self._unknowable(live, batch, f"its terminal's input record cannot be read ({exc})")
+            return
         if mark is None or mark.mark != str(batch[0].id):
             for message in batch:
                 await io(self.store.release, message.id)
@@ -332,6 +336,21 @@ class DeliveryEngine:
                 return
         for delivered in await self._mark_delivered(batch):
             self._on_delivered(delivered)
+
+    async def _unknowable(self, live: LiveTerminal, batch: list[Message], why: str) -> None:
+        """An interrupted delivery nobody can tell was typed: its provider's written choice decides."""
+        caps = live.provider.capabilities if live.provider else None
+        if caps is None or caps.uncertain_delivery == "retype":
+            log.warning("retyping %d interrupted message(s) to %s: %s", len(batch), live.id, why)
+            for message in batch:
+                await self._io(self.store.release, message.id)
+            return
+        reason = f"its delivery was cut short and {why}; it is not typed again"
+        for message in batch:
+            uncertain = await self._io(self.store.mark_uncertain, message.id, reason)
+            self._emit("cao_after_message_uncertain", message=uncertain, reason=reason)
+            await self._tell_sender(uncertain, f"may or may not have arrived: {reason}",
+                                    key=f"uncertain-{uncertain.id}")
 
     async def receiver_gone(self, receiver_id: str) -> None:
         """A terminal was deleted: its waiting messages can never arrive."""

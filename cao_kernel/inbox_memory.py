@@ -121,6 +121,13 @@ class MemoryInboxStore:
             message = self._delivering(message_id, "release")
             return self._put(message, state=MessageState.PENDING)
 
+    def mark_uncertain(self, message_id: int, reason: str) -> Message:
+        """delivering -> uncertain, keeping ``reason``."""
+        check_failure(reason, None)
+        with self._data().lock:
+            message = self._delivering(message_id, "mark uncertain")
+            return self._put(message, state=MessageState.UNCERTAIN, last_error=reason)
+
     def get(self, message_id: int) -> Message | None:
         """One message by id, or None."""
         data = self._data()

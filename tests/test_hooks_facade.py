@@ -506,6 +506,12 @@ def test_hook_after_message_dead(kernel, register_plugin, caplog):
                    full=lambda message, reason: None, fewer=lambda message: None)
 
 
+def test_hook_after_message_uncertain(kernel, register_plugin, caplog):
+    kwargs = {"message": make_message(state="uncertain"), "reason": "no record of what was typed"}
+    check_observer(kernel, register_plugin, caplog, "cao_after_message_uncertain", kwargs,
+                   full=lambda message, reason: None, fewer=lambda reason: None)
+
+
 def _delegation(kind: str) -> DelegationRequest:
     return DelegationRequest(kind=kind, caller_id="aaaa1111", agent_profile="dev", message="task")
 

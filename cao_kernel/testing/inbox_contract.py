@@ -18,9 +18,9 @@ What the suite pins, beyond the Protocol's docstrings:
 - ids are integers, increasing in enqueue order, never reused after a restart;
 - "oldest" means lowest id, so a message retried and due again goes before younger ones;
 - ``claim`` ignores ``not_before`` (it names its message); ``claim_next`` honours it;
-- ``mark_delivered``, ``mark_failed`` and ``release`` need a ``delivering`` message: any other state
-  raises ``ValueError`` naming the id and the state, an unknown id raises ``LookupError``, and either
-  way nothing changes;
+- ``mark_delivered``, ``mark_failed``, ``mark_uncertain`` and ``release`` need a ``delivering``
+  message: any other state raises ``ValueError`` naming the id and the state, an unknown id raises
+  ``LookupError``, and either way nothing changes;
 - ``receivers_with_pending`` lists the receiver whose oldest pending message is oldest first;
 - bodies are limited to 1 MiB of UTF-8 (``ValueError`` beyond, nothing stored); an empty receiver or
   text that is not valid Unicode is refused the same way;
@@ -67,6 +67,7 @@ PENDING = MessageState.PENDING
 DELIVERING = MessageState.DELIVERING
 DELIVERED = MessageState.DELIVERED
 DEAD = MessageState.DEAD
+UNCERTAIN = MessageState.UNCERTAIN
 
 
 def draft(
@@ -402,8 +403,16 @@ class InboxStoreContract:
         assert (released.state, released.attempts, released.last_error) == (PENDING, 0, None)
         assert store.claim_next("r1").id == first.id  # still the oldest
 
+    def test_mark_uncertain_keeps_the_reason_and_never_comes_back(self, store: InboxStore) -> None:
+        message = store.enqueue(draft())
+        store.claim(message.id)
+        uncertain = store.mark_uncertain(message.id, "no record")
+        assert (uncertain.state, uncertain.attempts, uncertain.last_error) == (UNCERTAIN, 0, "no record")
+        assert store.get(message.id) == uncertain
+        assert store.claim_next("r1", now=math.inf) is None and store.claim(message.id) is None
+
     @pytest.mark.parametrize("start", [PENDING, DELIVERED, DEAD])
-    @pytest.mark.parametrize("action", ["mark_delivered", "retry", "dead_letter", "release"])
+    @pytest.mark.parametrize("action", ["mark_delivered", "retry", "dead_letter", "release", "uncertain"])
     def test_transitions_need_a_delivering_message(
         self, store: InboxStore, start: MessageState, action: str
     ) -> None:
@@ -421,7 +430,7 @@ class InboxStoreContract:
         assert start.value in str(err.value)
         assert store.get(message.id) == before
 
-    @pytest.mark.parametrize("action", ["mark_delivered", "retry", "dead_letter", "release"])
+    @pytest.mark.parametrize("action", ["mark_delivered", "retry", "dead_letter", "release", "uncertain"])
     def test_transitions_of_unknown_ids_raise_lookup_error(self, store: InboxStore, action: str) -> None:
         with pytest.raises(LookupError, match="4242"):
             _act(store, action, 4242)
@@ -539,6 +548,8 @@ def _act(store: InboxStore, action: str, message_id: int) -> Message:
         return store.mark_failed(message_id, "retry", retry_at=1.0)
     if action == "dead_letter":
         return store.mark_failed(message_id, "dead", retry_at=None)
+    if action == "uncertain":
+        return store.mark_uncertain(message_id, "unknown")
     return store.release(message_id)
 
 
@@ -679,10 +690,21 @@ def _machine(make_store: Callable[[Path], InboxStore], new_place: Callable[[], P
             self.model[message_id].state = PENDING
             self.model[message_id].check(self.store.release(message_id))
 
-        @precondition(_has(PENDING, DELIVERED, DEAD))
-        @rule(data=st.data(), action=st.sampled_from(["mark_delivered", "retry", "dead_letter", "release"]))
+        @precondition(_has(DELIVERING))
+        @rule(data=st.data())
+        def uncertain(self, data: st.DataObject) -> None:
+            message_id = data.draw(st.sampled_from(self.ids_in(DELIVERING)))
+            self.failures += 1
+            reason = f"unknown {self.failures}"
+            self.model[message_id].state = UNCERTAIN
+            self.model[message_id].last_error = reason
+            self.model[message_id].check(self.store.mark_uncertain(message_id, reason))
+
+        @precondition(_has(PENDING, DELIVERED, DEAD, UNCERTAIN))
+        @rule(data=st.data(), action=st.sampled_from(["mark_delivered", "retry", "dead_letter", "release",
+                                                      "uncertain"]))
         def refused_transition(self, data: st.DataObject, action: str) -> None:
-            message_id = data.draw(st.sampled_from(self.ids_in(PENDING, DELIVERED, DEAD)))
+            message_id = data.draw(st.sampled_from(self.ids_in(PENDING, DELIVERED, DEAD, UNCERTAIN)))
             with pytest.raises(ValueError, match=rf"\b{message_id}\b.*{self.model[message_id].state.value}"):
                 _act(self.store, action, message_id)
 

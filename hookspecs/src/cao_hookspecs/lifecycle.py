@@ -333,6 +333,29 @@ def cao_after_message_dead(message: Message, reason: str) -> None:
 
 
 @_hookspec
+def cao_after_message_uncertain(message: Message, reason: str) -> None:
+    """A delivery was cut short and nothing records whether its text went in: the message is marked
+    ``uncertain`` and never typed again (its provider chose ``uncertain_delivery="report"``); its sender
+    is told.
+
+    Kind: observer.
+
+    :param message: the message (state ``uncertain``).
+    :param reason: why it cannot be known.
+
+    Errors: an exception is logged.
+
+    Stability: provisional since 0.2.
+
+    Example::
+
+        @hookimpl
+        def cao_after_message_uncertain(message, reason):
+            alert(f"message {message.id} to {message.receiver_id} may not have arrived: {reason}")
+    """
+
+
+@_hookspec
 def cao_after_handoff_started(request: DelegationRequest, worker: Terminal) -> None:
     """A handoff's worker was created; the caller now blocks until it answers.
 

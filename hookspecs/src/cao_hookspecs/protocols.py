@@ -124,6 +124,10 @@ class InboxStore(Protocol):
     def release(self, message_id: int) -> Message:
         """delivering -> pending without counting an attempt (delivery never started)."""
 
+    def mark_uncertain(self, message_id: int, reason: str) -> Message:
+        """delivering -> uncertain, with ``reason`` as its last error: it may or may not have been typed,
+        and it is never typed again."""
+
     def get(self, message_id: int) -> Message | None:
         """One message by id."""
 

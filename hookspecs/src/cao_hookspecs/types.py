@@ -79,13 +79,19 @@ class TerminalStatus(enum.StrEnum):
 
 
 class MessageState(enum.StrEnum):
-    """Where an inbox message is in its life: pending -> delivering -> delivered | failed -> dead."""
+    """Where an inbox message is in its life: pending -> delivering -> delivered | failed -> dead.
+
+    ``uncertain``: a delivery cut short whose receiver keeps no record of what was typed, under a provider
+    that chose to report rather than type again (``ProviderCapabilities.uncertain_delivery``). It is never
+    typed again; its sender is told.
+    """
 
     PENDING = "pending"
     DELIVERING = "delivering"
     DELIVERED = "delivered"
     FAILED = "failed"
     DEAD = "dead"
+    UNCERTAIN = "uncertain"
 
 
 class OrchestrationType(enum.StrEnum):
@@ -120,6 +126,10 @@ class ProviderCapabilities:
     - ``mcp_settle``: seconds the CLI needs, after its MCP client has read cao's tool list, before it
       offers those tools to its model; the readiness gate opens that much later (Claude Code marks a
       server connected a moment after reading its lists).
+    - ``uncertain_delivery``: what the kernel does with a delivery cut short (a crash between typing and
+      recording it) when the terminal's backend keeps no input marks, so it cannot know whether the text
+      went in: ``"retype"`` types it again (at least once: the agent may read it twice) or ``"report"``
+      marks it ``uncertain`` and tells its sender (at most once: it may never have arrived).
     """
 
     accepts_input_while_busy: bool = False
@@ -128,6 +138,8 @@ class ProviderCapabilities:
     enter_count: int = 1
     submit_delay: float = 0.0
     mcp_settle: float = 0.0
+    uncertain_delivery: str = attrs.field(default="retype",
+                                          validator=attrs.validators.in_(("retype", "report")))
 
 
 @attrs.frozen(kw_only=True)

@@ -171,6 +171,13 @@ class SqliteInboxStore:
             message = self._delivering(conn, message_id, "release")
             return self._move(conn, message, MessageState.PENDING)
 
+    def mark_uncertain(self, message_id: int, reason: str) -> Message:
+        """delivering -> uncertain, keeping ``reason``."""
+        check_failure(reason, None)
+        with self._write() as conn:
+            message = self._delivering(conn, message_id, "mark uncertain")
+            return self._move(conn, message, MessageState.UNCERTAIN, last_error=reason)
+
     # -- reads ------------------------------------------------------------------------------------
 
     def get(self, message_id: int) -> Message | None:

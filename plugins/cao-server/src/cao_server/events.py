@@ -142,6 +142,10 @@ class EventHub:
     def cao_after_message_dead(self, message: Message, reason: str) -> None:
         self._message(message, reason)
 
+    @hookimpl
+    def cao_after_message_uncertain(self, message: Message, reason: str) -> None:
+        self._message(message, reason)
+
     def _message(self, message: Message, reason: str | None = None) -> None:
         event: dict[str, Any] = {"event": "message", "message": wire.message_json(message)}
         if reason is not None:

@@ -7,7 +7,7 @@ from typing import Any
 from cao_hookspecs.names import TERMINAL_ID_PATTERN
 
 STATUSES = ("unknown", "idle", "processing", "completed", "waiting_user_answer", "error")
-MESSAGE_STATES = ("pending", "delivering", "delivered", "failed", "dead")
+MESSAGE_STATES = ("pending", "delivering", "delivered", "failed", "dead", "uncertain")
 ORCHESTRATION_TYPES = ("send_message", "handoff", "assign")
 
 

@@ -42,7 +42,8 @@ def claude_code_provider() -> ProviderSpec:
         # connected some time after reading the server's lists: a task typed within about 0.2 s of the
         # hand-back still met a model told the server was "still connecting".
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, native_status=True, enter_count=1,
-                                          submit_delay=0.0, mcp_settle=0.5),
+                                          submit_delay=0.0, mcp_settle=0.5,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

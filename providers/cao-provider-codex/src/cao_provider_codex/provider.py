@@ -67,7 +67,8 @@ def codex_provider() -> ProviderSpec:
         description="OpenAI Codex CLI (inline TUI, private CODEX_HOME per terminal)",
         # Its notify program reports each turn's end (signals.py).
         capabilities=ProviderCapabilities(handoff_banner=True, native_status=True, enter_count=1,
-                                          submit_delay=0.0),
+                                          submit_delay=0.0,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

@@ -82,7 +82,8 @@ def gemini_cli_provider() -> ProviderSpec:
         # a newline, and right after "/quit" is pasted its command menu may still list every command,
         # the first ("/clear") selected, for a moment. A second Enter could approve a tool prompt that a
         # fast model already raised.
-        capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.5),
+        capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.5,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

@@ -57,7 +57,8 @@ def kimi_cli_provider() -> ProviderSpec:
         description="Kimi CLI, Moonshot AI's agent CLI (kimi-cli on PyPI)",
         # One Enter after a bracketed paste submits; a message typed while Kimi works is queued by Kimi
         # itself and sent when the turn ends.
-        capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0),
+        capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

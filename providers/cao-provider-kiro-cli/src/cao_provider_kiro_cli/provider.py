@@ -49,7 +49,8 @@ def kiro_cli_provider() -> ProviderSpec:
         description="Kiro CLI (kiro-cli chat), line-based or full-screen; cao's default provider",
         # Kiro submits a bracketed paste on one Enter (upstream's kiro provider sends one); the pause
         # lets the CLI take the whole paste first.
-        capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.3),
+        capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.3,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         agent_dirs=AGENT_DIRS,

@@ -97,7 +97,8 @@ def mock_provider() -> ProviderSpec:
         extract_last_message=extract_last_message,
         exit_command="/exit",
         description="Offline mock agent: answers every input with '> MOCK: <input>' (no account, no network)",
-        capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.0),
+        capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.0,
+                                          uncertain_delivery="retype"),
         install_hint="pip install cao-provider-mock (it ships the mock_cli program)",
         tested_versions=(VERSION,),
         # No model API: mock_cli computes its answers itself.

@@ -25,7 +25,8 @@ def opencode_provider() -> ProviderSpec:
         description="OpenCode, the open-source agent CLI (inline interface, a config file per terminal)",
         # A bracketed paste and one Enter submit; a message sent while a turn runs is queued by OpenCode
         # and answered after it.
-        capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0),
+        capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

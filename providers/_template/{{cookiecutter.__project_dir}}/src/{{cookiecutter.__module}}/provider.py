@@ -26,7 +26,8 @@ def provider() -> ProviderSpec:
         exit_command="/exit",
         # TODO: how the CLI takes a pasted message. One Enter right after the paste submits it here;
         # some CLIs need a second Enter or a short delay, some queue messages typed while busy.
-        capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0),
+        capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
