@@ -317,3 +317,20 @@ def test_close_stops_the_reader_and_keeps_terminals(backend, launch, recorder, f
     backend.watch(spec.terminal_id, events)
     backend.send_text(spec.terminal_id, "back", enter_count=1)
     events.wait_output(b"back\r\nback")
+
+
+def test_an_agent_tmux_starts_in_another_folder_is_removed_with_a_clear_error(
+    backend, launch, tmp_path, monkeypatch, fifo_files
+):
+    import cao_tmux.backend
+
+    asked = tmp_path / "a#[b"
+    asked.mkdir()
+    # A tmux whose format rules differ from the ones the escaping knows: it expands the folder into one
+    # that does not exist and starts the agent in its own folder instead.
+    monkeypatch.setattr(cao_tmux.backend, "format_literal", lambda text: text.replace("#", "##"))
+    spec = launch(["sleep", "30"], working_directory=str(asked))
+    with pytest.raises(InvalidInput, match=rf"terminal {spec.terminal_id} started in .* instead of .*a#\[b"):
+        backend.create_terminal(spec)
+    assert backend.list_terminals() == []
+    assert fifo_files() == []

@@ -195,3 +195,42 @@ def test_died_hook_is_one_double_quoted_tmux_word():
     inner = body[1:-1]
     assert re.fullmatch(r'(?:[^"\\$]|\\["\\$])*', inner)  # every quote, backslash and $ escaped
     assert "##{pane_id}" in inner
+
+
+@pytest.mark.tmux
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.text(alphabet="#[]{}(),?:a", min_size=1, max_size=16) | tmux_text)
+def test_format_literal_reads_back_unchanged(private_tmux, value):
+    from cao_tmux.server import TmuxServer
+
+    server = TmuxServer(socket_path=private_tmux.socket_path, config_file=private_tmux.config_file)
+    if private_tmux.server_pid() is None:
+        server.run(["new-session", "-d", "-s", "s", "--", "sleep", "1000"])
+    # set-option -F expands formats as -c does (display-message would also expand strftime's %).
+    out = server.run(["set-option", "-g", "-F", "@probe", quoting.format_literal(value)],
+                     ["show-options", "-gv", "@probe"])
+    assert out == value + "\n"
+
+
+@pytest.mark.tmux
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(folder=st.sampled_from(["#[x", "a##[b", "#{pane_id}", "#(touch owned)", "x#[fg=red]#{?a,b,c}"])
+       | st.text(alphabet="#[]{}(),a", min_size=1, max_size=12))
+def test_the_agent_starts_in_any_folder_asked_for(backend, launch, python, tmp_path, folder):
+    where = tmp_path / "work" / folder.replace("/", "_")
+    where.mkdir(parents=True, exist_ok=True)
+    out = tmp_path / "cwd.txt"
+    out.unlink(missing_ok=True)
+    code = "import os, sys; p = sys.argv[1]; open(p + '.tmp', 'w').write(os.getcwd()); os.rename(p + '.tmp', p)"
+    if not backend.list_sessions():
+        backend.create_terminal(launch(["cat"], session_name="cao-keep"))
+    spec = launch([python, "-c", code, str(out)], working_directory=str(where))
+    backend.create_terminal(spec)
+    try:
+        deadline = time.monotonic() + 5
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert out.read_text() == str(where)
+        assert not (tmp_path / "work" / "owned").exists()
+    finally:
+        backend.kill_terminal(spec.terminal_id)

@@ -256,7 +256,32 @@ class TmuxBackend:
         pid = out.split("\n")[1].strip() if out.count("\n") >= 2 else ""
         if pid.isdigit():
             self._reader.track_pid(stream, int(pid), procs.open_pidfd(int(pid)))
+            self._check_started_in(cwd, int(pid), pane, tid)
         return pane
+
+    def _check_started_in(self, cwd: str, pid: int, pane: str, tid: str) -> None:
+        """tmux falls back to another folder when it cannot use the one given (a format it expanded into a
+        path that does not exist): an agent must never run anywhere else than asked."""
+        wanted = os.path.realpath(cwd)
+        try:
+            forked_from = os.readlink(f"/proc/{pid}/exe")
+            deadline = time.monotonic() + 2.0
+            while True:
+                actual = os.readlink(f"/proc/{pid}/cwd")
+                if actual == wanted or actual.startswith(wanted.rstrip("/") + "/"):
+                    return
+                # Until tmux's child runs the program it may not have changed folder yet.
+                if os.readlink(f"/proc/{pid}/exe") != forked_from or time.monotonic() > deadline:
+                    break
+                time.sleep(0.002)
+        except OSError:
+            return  # already gone, or no /proc here
+        self._reader.remove(tid)
+        with contextlib.suppress(TmuxError):
+            out = self.server.run(["display-message", "-p", "-t", pane, listing.PROCESS_FORMAT])
+            rows = [line.split("\t") for line in out.splitlines() if line.count("\t") == 4]
+            self._kill(rows, ["kill-window", "-t", pane])
+        raise InvalidInput(f"terminal {tid} started in {actual!r} instead of {cwd!r}; it was removed")
 
     # -- input and output -------------------------------------------------------------------------
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import shlex
+
+_HASHES = re.compile("#+")
 
 
 def tmux_arg(arg: str) -> str:
@@ -17,9 +20,11 @@ def tmux_arg(arg: str) -> str:
 def format_literal(text: str) -> str:
     """``text`` for an argument tmux expands as a format (``-c``, ``-n``, ``pipe-pane``, ``run-shell``).
 
-    Unescaped, ``#{...}`` would be substituted and ``#(...)`` would run a shell command.
+    Unescaped, ``#{...}`` would be substituted and ``#(...)`` would run a shell command. tmux turns
+    ``##`` into ``#`` except in a run of ``#`` that ends in ``[`` (a style, copied as it is), so such a run
+    is left alone and every other ``#`` is doubled.
     """
-    return text.replace("#", "##")
+    return _HASHES.sub(lambda run: run[0] if text.startswith("[", run.end()) else run[0] * 2, text)
 
 
 def tmux_double_quoted(text: str) -> str:
