@@ -334,3 +334,41 @@ def test_an_agent_tmux_starts_in_another_folder_is_removed_with_a_clear_error(
         backend.create_terminal(spec)
     assert backend.list_terminals() == []
     assert fifo_files() == []
+
+
+def test_environment_values_never_appear_in_any_process_arguments(backend, launch, tmp_path, fifo_files):
+    import secrets
+
+    secret = f"s3cret-{secrets.token_hex(8)}"
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        # Every process's arguments, as another local user can read them, while terminals are created.
+        while not stop.is_set():
+            for proc in Path("/proc").iterdir():
+                if proc.name.isdigit():
+                    try:
+                        args = (proc / "cmdline").read_bytes()
+                    except OSError:
+                        continue
+                    if secret.encode() in args:
+                        seen.append(args.decode(errors="replace"))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    out = tmp_path / "env.txt"
+    try:
+        for n in range(5):
+            spec = launch(["sh", "-c", f'printf %s "$TOKEN" > {out}.{n}; exec cat'], env={"TOKEN": secret})
+            backend.create_terminal(spec)
+            # The file holding the values is gone once the terminal is created.
+            assert [f for f in fifo_files() if f.endswith(".env")] == []
+    finally:
+        stop.set()
+        watcher.join(5)
+    assert seen == []
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not all(Path(f"{out}.{n}").exists() for n in range(5)):
+        time.sleep(0.01)
+    assert [Path(f"{out}.{n}").read_text() for n in range(5)] == [secret] * 5

@@ -16,7 +16,7 @@ from cao_hookspecs.errors import Conflict, InvalidInput
 
 from . import checks, listing, procs
 from .errors import TerminalExited, TerminalNotFound, TmuxError, TmuxNotRunning, TmuxTargetMissing
-from .quoting import died_hook, format_literal, pipe_command
+from .quoting import died_hook, format_literal, pipe_command, write_env_file
 from .reader import EXITED, KEEP, LOST, REARM, OutputReader, Stream
 from .screen import dead_screen, paste_payload, tidy_capture
 from .server import TmuxServer
@@ -42,6 +42,8 @@ SESSION_PREFIX = "cao-"
 # which reaches a program through SIGHUP only once it is the terminal's controlling process, and a
 # placeholder that missed it must not wait for ever.
 PLACEHOLDER = ("cat", "-")
+# Run by ``sh -c`` with the environment file as $0 and the program as "$@".
+ENV_LOADER = 'set -a && . "$0" && rm -f -- "$0" && set +a && exec "$@"'
 _DEAD_MARK = "cao-pane-dead"
 _END_MARK = "cao-capture-end"
 _INPUT_OPTION = "@cao_input"
@@ -129,15 +131,20 @@ class TmuxBackend:
                 raise Conflict(f"terminal {tid} already exists (tmux pane {self._panes[tid]})")
         stream = self._open_stream(tid, "")
         self._reader.add(stream)
+        env_file = stream.out_path.removesuffix(".out") + ".env"
         try:
-            pane = self._spawn(launch, cwd, env, meta, stream)
+            write_env_file(env_file, env)
+            pane = self._spawn(launch, cwd, env_file, meta, stream)
         except BaseException:
             self._reader.remove(tid)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(env_file)
             raise
+        _consumed(env_file)
         stream.pane_id = pane
         self._remember(tid, pane)
 
-    def _spawn(self, launch: TerminalLaunch, cwd: str, env: dict[str, str], meta: str, stream: Stream) -> str:
+    def _spawn(self, launch: TerminalLaunch, cwd: str, env_file: str, meta: str, stream: Stream) -> str:
         session = launch.session_name
         with self._lock:
             known = session in self._sessions
@@ -148,51 +155,51 @@ class TmuxBackend:
                 with self._lock:
                     known = session in self._sessions
                 if not known:
-                    pane = self._spawn_in(launch, cwd, env, meta, stream, new_session=True)
+                    pane = self._spawn_in(launch, cwd, env_file, meta, stream, new_session=True)
                     with self._lock:
                         self._sessions.add(session)
                     return pane
-        return self._spawn_in(launch, cwd, env, meta, stream, new_session=False)
+        return self._spawn_in(launch, cwd, env_file, meta, stream, new_session=False)
 
     def _spawn_in(
         self,
         launch: TerminalLaunch,
         cwd: str,
-        env: dict[str, str],
+        env_file: str,
         meta: str,
         stream: Stream,
         *,
         new_session: bool,
     ) -> str:
         try:
-            return self._run_spawn(launch, cwd, env, meta, stream, new_session=new_session)
+            return self._run_spawn(launch, cwd, env_file, meta, stream, new_session=new_session)
         except TmuxError as exc:
             if listing.first_pane_id(exc.stdout) is not None:
                 raise  # the window existed and has been removed again: a real refusal
             if new_session:
                 if "duplicate session" in exc.stderr:
                     # Another process created the session first: join it.
-                    return self._run_spawn(launch, cwd, env, meta, stream, new_session=False)
+                    return self._run_spawn(launch, cwd, env_file, meta, stream, new_session=False)
                 if isinstance(exc, TmuxNotRunning):
-                    return self._retry_new_session(launch, cwd, env, meta, stream)
+                    return self._retry_new_session(launch, cwd, env_file, meta, stream)
                 raise
             if isinstance(exc, TmuxNotRunning) or "can't find session" in exc.stderr:
                 # The session (or the whole server) went away behind our back: create it again.
                 with self._lock:
                     self._sessions.discard(launch.session_name)
                 with self._named_lock("session:" + launch.session_name):
-                    return self._spawn_in(launch, cwd, env, meta, stream, new_session=True)
+                    return self._spawn_in(launch, cwd, env_file, meta, stream, new_session=True)
             raise
 
     def _retry_new_session(
-        self, launch: TerminalLaunch, cwd: str, env: dict[str, str], meta: str, stream: Stream
+        self, launch: TerminalLaunch, cwd: str, env_file: str, meta: str, stream: Stream
     ) -> str:
         # The previous server was still shutting down (its last window had just closed) when our
         # client tried to start a new one; tmux's client then gives up instead of waiting.
         for delay in (0.05, 0.2, 0.5):
             time.sleep(delay)
             try:
-                return self._run_spawn(launch, cwd, env, meta, stream, new_session=True)
+                return self._run_spawn(launch, cwd, env_file, meta, stream, new_session=True)
             except TmuxNotRunning as exc:
                 if delay == 0.5 or listing.first_pane_id(exc.stdout) is not None:
                     raise
@@ -202,7 +209,7 @@ class TmuxBackend:
         self,
         launch: TerminalLaunch,
         cwd: str,
-        env: dict[str, str],
+        env_file: str,
         meta: str,
         stream: Stream,
         *,
@@ -224,11 +231,9 @@ class TmuxBackend:
                 # Back to the default sizing, so the window follows a client that attaches later.
                 ["set-option", "-w", "-u", "-t", target, "window-size"],
             ]
-        argv = list(launch.argv)
-        if len(argv) == 1:
-            # tmux hands a single argument to ``sh -c`` as a command line; this runs it as a program.
-            argv = ["sh", "-c", 'exec "$0"', argv[0]]
-        env_args = [arg for name, value in env.items() for arg in ("-e", f"{name}={value}")]
+        # The environment comes from a 0600 file the pane's shell reads and removes before it runs the
+        # program: values on tmux's command line would show in /proc to every user.
+        argv = ["sh", "-c", ENV_LOADER, env_file, *launch.argv]
         commands = [
             *first,
             ["set-option", "-w", "-t", target, "remain-on-exit", "on"],
@@ -238,7 +243,7 @@ class TmuxBackend:
             ["set-option", "-p", "-t", target, "--", listing.PIPE_OPTION, stream.out_path],
             ["set-hook", "-p", "-t", target, "pane-died", died_hook(stream.ctl_path)],
             ["pipe-pane", "-t", target, pipe_command(stream.out_path)],
-            ["respawn-pane", "-k", "-t", target, "-c", start_dir, *env_args, "--", *argv],
+            ["respawn-pane", "-k", "-t", target, "-c", start_dir, "--", *argv],
             ["display-message", "-p", "-t", target, "#{pane_pid}"],
             ["rename-window", "-t", target, "--", format_literal(launch.window_name)],
         ]
@@ -767,6 +772,18 @@ class TmuxBackend:
             self.server.run(*commands, timeout=5)
         except TmuxError as exc:
             log.debug("ignored: %s", exc)
+
+
+def _consumed(env_file: str, timeout: float = 2.0) -> None:
+    """Wait for the pane's shell to read and remove its environment file; remove it if it never does
+    (the program did not start), so no copy of the values stays on disk."""
+    deadline = time.monotonic() + timeout
+    while os.path.exists(env_file):
+        if time.monotonic() > deadline:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(env_file)
+            return
+        time.sleep(0.001)
 
 
 def _mark_command(pane: str, mark: str, *, submitted: bool) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+from collections.abc import Mapping
 
 _HASHES = re.compile("#+")
 
@@ -58,3 +60,12 @@ def died_hook(ctl_fifo: str) -> str:
     path = shlex.quote(ctl_fifo)
     script = f"{{ [ -p {path} ] && printf x 1<>{path}; }} 2>/dev/null; exit 0"
     return "run-shell -b " + tmux_double_quoted(format_literal(script))
+
+
+def write_env_file(path: str, env: Mapping[str, str]) -> None:
+    """Write ``env`` as ``sh`` assignments into a new file only its owner can read (never one that
+    exists: a file planted there first, or a link, is refused)."""
+    text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in env.items())
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
