@@ -72,8 +72,10 @@ class Receivers(Protocol):
         """The mark of the last input typed into it (the first message id of that delivery); raises
         ``NotImplementedError`` when its backend keeps no such record."""
 
-    async def submit_input(self, live: LiveTerminal) -> None:
-        """Press the Enter a typed input still owes (its delivery stopped between paste and Enter)."""
+    async def submit_input(self, live: LiveTerminal, mark: str) -> None:
+        """Press the Enter a typed input still owes (its delivery stopped between paste and Enter), and
+        record its ``mark`` submitted in the same step, so that a kernel stopping right after does not
+        leave the next one pressing it again."""
 
 
 def backoff(attempts: int, base: float = BACKOFF_BASE) -> float:
@@ -328,7 +330,7 @@ class DeliveryEngine:
             return
         if not mark.submitted:
             try:
-                await self._receivers.submit_input(live)
+                await self._receivers.submit_input(live, mark.mark)
             except Exception as exc:  # noqa: BLE001 - one receiver must not stop the kernel's start
                 reason = f"could not submit the pasted input: {type(exc).__name__}: {exc}"
                 for message in batch:

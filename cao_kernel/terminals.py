@@ -182,12 +182,13 @@ class Terminals:
         """The backend's record of the last marked input typed into the terminal."""
         return await self._io.run(self.backend.input_mark, terminal_id)
 
-    async def submit_input(self, live: LiveTerminal) -> None:
-        """Press the Enters a pasted input still owes, as its provider submits."""
+    async def submit_input(self, live: LiveTerminal, mark: str) -> None:
+        """Press the Enters a pasted input still owes, as its provider submits, recording ``mark``
+        submitted with the last one (``send_text`` with no text)."""
         caps = live.provider.capabilities if live.provider else None
-        keys = ["Enter"] * (caps.enter_count if caps else 1)
-        if keys:
-            await self._io.run(self.backend.send_keys, live.id, keys)
+        enter_count = caps.enter_count if caps else 1
+        if enter_count:
+            await self._io.run(self.backend.send_text, live.id, "", enter_count=enter_count, mark=mark)
 
     async def history(self, terminal_id: str) -> str:
         """Everything the terminal has shown: screen and whole scrollback."""

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import time
 
-from cao_hookspecs import CreateTerminalRequest, MessageState, TerminalStatus
+from cao_hookspecs import CreateTerminalRequest, InputMark, MessageState, TerminalStatus
 
 from .test_restart_delivery import _scrollback
 
@@ -98,6 +98,9 @@ async def test_a_message_pasted_without_its_enter_is_submitted_not_typed_again(m
         assert _answers(tmux_socket, receiver, "token-pasted") == 0
     async with make_kernel(agents=("developer",)) as kernel:
         await _settled_once(kernel, tmux_socket, receiver, claimed.id, "token-pasted")
+        # The owed Enter was recorded with its mark: a kernel stopped right after would not press it again.
+        mark = kernel.terminals.backend.input_mark(receiver.id)
+        assert mark == InputMark(mark=str(claimed.id), submitted=True)
 
 
 async def test_a_pasted_input_whose_enter_cannot_be_pressed_fails_without_stopping_the_start(

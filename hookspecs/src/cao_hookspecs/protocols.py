@@ -54,7 +54,9 @@ class TerminalBackend(Protocol):
 
         With ``mark`` (letters, digits and ``.:_-``), the backend records it on the terminal in the same
         indivisible step as the paste (and again with the last Enter), so that :meth:`input_mark` says
-        after any crash whether this input went in: the record of what was done, never a guess.
+        after any crash whether this input went in: the record of what was done, never a guess. Empty
+        ``text`` presses the Enters alone, recording ``mark`` submitted with them (the Enter a pasted
+        input still owes).
         """
 
     def input_mark(self, terminal_id: str) -> InputMark | None:
