@@ -4,7 +4,8 @@ Live provider tests start one so that the real agent CLI's ``cao-mcp-server`` ha
 ``run_cao_server`` keeps the test's environment (the live sandbox's HOME, the model server's address)
 but drops cao's own variables, except the ones named in ``keep_env`` (such as a provider's binary
 override), and loads only ``plugins``. ``run_live_server`` is that for a provider's live tests: the
-``live_server_plugins`` of the provider.
+``live_server_plugins`` of the provider. ``start_cao_server`` starts one on an environment made by
+``server_env``, for tests that stop and start servers themselves (:mod:`cao_testkit.chaos`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["CaoServer", "live_server_plugins", "run_cao_server", "run_live_server", "stop_process"]
+if TYPE_CHECKING:
+    from .tmux import PrivateTmux
+
+__all__ = ["CaoServer", "live_server_plugins", "run_cao_server", "run_live_server", "server_env",
+           "start_cao_server", "stop_process"]
 
 _READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
 _START_TIMEOUT = 30.0
@@ -42,6 +48,16 @@ class CaoServer:
     url: str
     home: Path
     stderr: list[str]
+    pumps: list[threading.Thread] = dataclasses.field(default_factory=list)
+
+    def close(self) -> None:
+        """Stop the process (SIGTERM, then SIGKILL) and let go of its output."""
+        stop_process(self.proc)
+        for pump in self.pumps:
+            pump.join(5)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
     def client(self):  # noqa: ANN201 - cao_server is an optional import here
         """A ``KernelAPI`` over HTTP for this server (use it from one event loop)."""
@@ -66,6 +82,53 @@ def _pump(stream, sink) -> None:  # noqa: ANN001
         sink(line.rstrip("\n"))
 
 
+def server_env(home: str | os.PathLike[str], tmux: PrivateTmux, plugins: Iterable[str],
+               keep_env: Iterable[str] = ()) -> dict[str, str]:
+    """The environment of a server on ``home`` and ``tmux``, loading only ``plugins``: the test's own
+    without cao's variables, except those named in ``keep_env``."""
+    kept = set(keep_env)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") or k in kept}
+    env.update({"CAO_HOME_DIR": str(home), "TMUX_TMPDIR": tmux.tmpdir,
+                "CAO_LOAD_PLUGINS": ",".join(plugins), **tmux.settings})
+    return env
+
+
+def start_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], env: dict[str, str], *,
+                     port: int = 0, timeout: float = _START_TIMEOUT) -> CaoServer:
+    """Spawn ``cao server --port PORT`` and return it once it prints its address (its kernel is up).
+
+    Raises ``AssertionError`` with the server's stderr when it exits or stays silent for ``timeout``
+    seconds (it is stopped first). The caller stops it with :meth:`CaoServer.close`.
+    """
+    cao = Path(sys.executable).parent / "cao"
+    # A session of its own: a test can signal the server with whatever it started, as a crash would.
+    proc = subprocess.Popen([str(cao), "server", "--port", str(port), "--log-level", "warning"], env=env,
+                            cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: queue.Queue[str] = queue.Queue()
+    stderr: list[str] = []
+    pumps = [threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True),
+             threading.Thread(target=_pump, args=(proc.stderr, stderr.append), daemon=True)]
+    for pump in pumps:
+        pump.start()
+    server = CaoServer(proc=proc, url="", home=Path(home), stderr=stderr, pumps=pumps)
+    try:
+        deadline = time.monotonic() + timeout
+        while not server.url and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                found = _READY_LINE.match(lines.get(timeout=0.05))
+            except queue.Empty:
+                continue
+            if found:
+                server.url = f"{found.group(1)}:{found.group(2)}"
+        if not server.url:
+            raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
+    except BaseException:
+        server.close()
+        raise
+    return server
+
+
 @contextlib.contextmanager
 def run_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], plugins: Iterable[str],
                    keep_env: Iterable[str] = ()) -> Iterator[CaoServer]:
@@ -75,42 +138,13 @@ def run_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], pl
     """
     from .tmux import private_tmux_socket
 
-    kept = set(keep_env)
-    cao = Path(sys.executable).parent / "cao"
     (Path(home) / "agent-store").mkdir(exist_ok=True)
     with private_tmux_socket() as tmux:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CAO_") or k in kept}
-        env.update({"CAO_HOME_DIR": str(home), "TMUX_TMPDIR": tmux.tmpdir,
-                    "CAO_LOAD_PLUGINS": ",".join(plugins), **tmux.settings})
-        proc = subprocess.Popen([str(cao), "server", "--port", "0", "--log-level", "warning"], env=env,
-                                cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
-        lines: queue.Queue[str] = queue.Queue()
-        stderr: list[str] = []
-        pumps = [threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True),
-                 threading.Thread(target=_pump, args=(proc.stderr, stderr.append), daemon=True)]
-        for pump in pumps:
-            pump.start()
+        server = start_cao_server(home, cwd, server_env(home, tmux, plugins, keep_env))
         try:
-            deadline = time.monotonic() + _START_TIMEOUT
-            url = None
-            while url is None and time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    found = _READY_LINE.match(lines.get(timeout=0.05))
-                except queue.Empty:
-                    continue
-                if found:
-                    url = f"{found.group(1)}:{found.group(2)}"
-            if url is None:
-                raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
-            yield CaoServer(proc=proc, url=url, home=Path(home), stderr=stderr)
+            yield server
         finally:
-            stop_process(proc)
-            for pump in pumps:
-                pump.join(5)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+            server.close()
 
 
 @contextlib.contextmanager
