@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import itertools
 import os
@@ -34,9 +35,11 @@ import random
 import re
 import signal
 import socket
+import sqlite3
+import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +62,8 @@ provider: mock_cli
 Answer every input.
 """
 MOMENTS = ("after_send", "mid_burst", "idle")
+#: What a run counts in the panes (see :class:`ChaosResult`).
+COUNTS = ("lost", "duplicated", "uncertain", "untruthful", "stored_unacknowledged", "typed_unacknowledged")
 #: States a message stays in only while it still has to be delivered.
 OPEN_STATES = frozenset({"pending", "delivering", "failed"})
 UNCERTAIN = "uncertain"
@@ -76,6 +81,8 @@ class ChaosPlan:
     :param burst: messages sent at once (from a thread pool) between two looks at the plan.
     :param busy_share: the chance that a burst first makes some of its receivers busy.
     :param tmux_crash: messages of a last phase that kills the tmux server under them (0: no such phase).
+    :param tmux_crash_while_down: kill the tmux server while the cao server is down (killed just
+        before), instead of under the running server.
     """
 
     seed: int = 1
@@ -86,17 +93,21 @@ class ChaosPlan:
     busy_share: float = 0.5
     busy_seconds: tuple[float, float] = (0.3, 1.5)
     tmux_crash: int = 0
+    tmux_crash_while_down: bool = False
     drain_timeout: float = 60.0
 
 
 @dataclasses.dataclass
 class KillTiming:
     """One stop and start of the server: ``stop_s`` from the signal to the process's end, ``start_s`` from
-    the spawn to a healthy server (every attempt), ``attempts`` starts it took (1 when it came up)."""
+    the spawn to a healthy server (every attempt), ``attempts`` starts it took (1 when it came up), and
+    ``left_delivering`` the messages the stopped server left in the middle of their delivery (what the
+    next server's recovery had to settle)."""
 
     signal: str
     moment: str
     acknowledged_before: int
+    left_delivering: int = 0
     stop_s: float = 0.0
     stopped_on_signal: bool = True
     start_s: float = 0.0
@@ -112,19 +123,26 @@ class TmuxCrash:
     dead: int = 0
     unsettled: int = 0  # still pending, delivering or failed once the server was restarted
     dead_without_reason: int = 0
-    settle_s: float | None = None  # tmux killed -> every message settled, the server still running
+    settle_s: float | None = None  # tmux killed -> every message settled by the running server
     orphans: list[str] = dataclasses.field(default_factory=list)  # programs that outlived tmux
     fresh_agent_typed: int = 0  # times a message to an agent created after the restart was typed
 
 
 @dataclasses.dataclass
 class ChaosResult:
-    """What a run found. ``problems`` names each message that broke the promise."""
+    """What a run found. ``problems`` names each message that broke the promise.
+
+    ``lost``: never typed (and not ``uncertain``); ``duplicated``: typed more than once; ``untruthful``:
+    recorded ``delivered`` but not typed once, or typed once but recorded otherwise. These count every
+    message the server stored: the ``acknowledged`` ones, and the ``stored_unacknowledged`` ones whose
+    answer the server died before giving.
+    """
 
     plan: ChaosPlan
     acknowledged: int = 0
     unacknowledged: int = 0  # sends that got no id (the server went away under them)
-    typed_unacknowledged: int = 0  # of those, typed all the same (stored before the server died)
+    stored_unacknowledged: int = 0  # of those, stored all the same (so owed, and counted like the rest)
+    typed_unacknowledged: int = 0  # of those, typed
     lost: int = 0
     duplicated: int = 0
     uncertain: int = 0
@@ -201,7 +219,7 @@ class Chaos:
                 self.http = httpx.Client(base_url=self.server.url, trust_env=False, timeout=30)
                 self._create_agents()
                 self._traffic()
-                self._drain()
+                self.result.drain_s = self._drain()
                 self._count()
                 if self.plan.tmux_crash:
                     self._crash_tmux()
@@ -251,7 +269,7 @@ class Chaos:
         try:
             server.proc.wait(STOP_PATIENCE)
             stopped = True
-        except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired: it hangs; end it all
+        except subprocess.TimeoutExpired:  # it hangs: end it all
             os.killpg(server.proc.pid, signal.SIGKILL)
             server.proc.wait(5)
             stopped = False
@@ -259,24 +277,39 @@ class Chaos:
         server.close()
         return took, stopped
 
-    def _restart(self, how: str, moment: str) -> None:
+    def _restart(self, how: str, moment: str, while_down: Callable[[], object] | None = None) -> None:
+        """Stop the server with signal ``how``, run ``while_down``, start it again; note the timings."""
         kill = KillTiming(signal=how, moment=moment, acknowledged_before=self._acknowledged())
         took, kill.stopped_on_signal = self._stop(signal.Signals[how])
+        if while_down is not None:
+            while_down()
         if not kill.stopped_on_signal:
             self.result.problems.append(f"the server did not stop within {STOP_PATIENCE:g} s of {how}")
+        kill.left_delivering = self._left_delivering()
         started, kill.attempts = self._start()
         kill.stop_s, kill.start_s = round(took, 3), round(started, 3)
         self.result.kills.append(kill)
+
+    def _left_delivering(self) -> int:
+        """Messages in ``delivering`` in the inbox database, read while no server runs (so nothing moves).
+
+        The chaos is only worth something if some stops land in the middle of a delivery; this shows it
+        did. Read with the standard library, read-only, from the SQLite inbox's default file."""
+        path = self.home / "db" / "inbox.sqlite3"
+        if not path.exists():
+            return 0
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            return db.execute("SELECT count(*) FROM messages WHERE state = 'delivering'").fetchone()[0]
 
     # -- agents -----------------------------------------------------------------------------------
 
     def _create_agents(self) -> None:
         request = {"agent_profile": PROFILE, "working_directory": str(self.workdir)}
         first = _ok(self.http.post("/sessions", json={**request, "session_name": "chaos"}), 201)
+        path = f"/sessions/{first['session_name']}/terminals"
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
-            rest = list(pool.map(
-                lambda _: _ok(self.http.post(f"/sessions/{first['session_name']}/terminals", json=request), 201),
-                range(self.plan.agents - 1)))
+            rest = list(pool.map(lambda _: _ok(self.http.post(path, json=request), 201),
+                                 range(self.plan.agents - 1)))
         self.agents = [_Agent(row["id"], row["session_name"], row["name"]) for row in [first, *rest]]
 
     def _make_busy(self, agents: Iterable[str], seconds: float | None = None) -> None:
@@ -365,8 +398,9 @@ class Chaos:
                 rows[row["id"]] = row
         return rows
 
-    def _drain(self) -> None:
-        """Wait until no message is left to deliver and every agent is done answering."""
+    def _drain(self) -> float:
+        """Wait until no message is left to deliver and every agent is done answering; the seconds it
+        took."""
         began = time.monotonic()
         deadline = began + self.plan.drain_timeout
         while True:
@@ -380,7 +414,7 @@ class Chaos:
             time.sleep(0.1)
         for agent in self.agents:
             self._wait_ready(agent.id, deadline)
-        self.result.drain_s = round(time.monotonic() - began, 3)
+        return round(time.monotonic() - began, 3)
 
     def _wait_ready(self, agent: str, deadline: float) -> None:
         left = max(1.0, deadline - time.monotonic())
@@ -398,37 +432,43 @@ class Chaos:
         return seen
 
     def _count(self) -> None:
-        """Compare every acknowledged message with its receiver's pane. A message marked delivered may
-        still be on its way to the screen: the comparison is made again, for a few seconds, while some
-        look lost (a second typing only adds, so waiting can hide no duplicate)."""
+        """Compare every message the server stored with its receiver's pane. A message marked delivered
+        may still be on its way to the screen: the comparison is made again, for a few seconds, while some
+        look lost or untruthful (a second typing only adds, so waiting can hide no duplicate)."""
         deadline = time.monotonic() + 5
         while True:
             verdict = self._verdict(self._typed(), self._states())
-            if verdict["lost"] == 0 or time.monotonic() > deadline:
+            if verdict["lost"] == verdict["untruthful"] == 0 or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        for name in ("lost", "duplicated", "uncertain", "untruthful", "typed_unacknowledged"):
+        for name in COUNTS:
             setattr(self.result, name, verdict[name])
         self.result.acknowledged = self._acknowledged()
         self.result.unacknowledged = len(self.sent) - self.result.acknowledged
         self.result.problems.extend(verdict["problems"])
 
     def _verdict(self, typed: collections.Counter[str], states: dict[int, dict[str, Any]]) -> dict[str, Any]:
-        counts: dict[str, Any] = dict.fromkeys(("lost", "duplicated", "uncertain", "untruthful",
-                                                "typed_unacknowledged"), 0)
+        """The counts of :data:`COUNTS`, and a line for each message at fault. A send that got no answer
+        may still have been stored (the server died before it could answer): then it is owed as well."""
+        by_token = {row["message"].split(maxsplit=1)[0]: row for row in states.values() if row["message"]}
+        counts: dict[str, Any] = dict.fromkeys(COUNTS, 0)
         problems = []
         for message in self.sent:
             times = typed[message.token]
+            row = states.get(message.id) if message.id is not None else by_token.get(message.token)
             if message.id is None:
+                counts["stored_unacknowledged"] += row is not None
                 counts["typed_unacknowledged"] += times > 0
-                continue
-            state = states.get(message.id, {}).get("status", "missing")
+                if row is None:
+                    continue  # never stored: nothing is owed (and nothing can have been typed)
+            state = row["status"] if row is not None else "missing"
             faults = _faults(times, state)
             for fault in faults:
                 counts[fault] += 1
             if faults:
-                problems.append(f"message {message.id} ({message.token}) to {message.receiver}: typed {times} "
-                                f"times, state {state}")
+                acknowledged = "" if message.id is not None else ", unacknowledged"
+                problems.append(f"{message.token} (message {row['id'] if row else '?'}{acknowledged}) to "
+                                f"{message.receiver}: typed {times} times, state {state}")
         counts["problems"] = problems
         return counts
 
@@ -443,12 +483,13 @@ class Chaos:
             list(pool.map(self._send, [self._new_message() for _ in range(self.plan.tmux_crash)]))
         phase = [m for m in self.sent[first:] if m.id is not None]
         crash.acknowledged = len(phase)
-        pid = self.tmux.server_pid()
-        killed = time.monotonic()
-        os.kill(pid, signal.SIGKILL)
-        crash.settle_s = self._settle(phase, killed)
-        crash.orphans = self._orphans()
-        self._restart("SIGKILL", "tmux_gone")
+        if self.plan.tmux_crash_while_down:
+            # Both die together (a machine's crash): the next server finds the messages and no terminals.
+            self._restart("SIGKILL", "tmux_gone_while_down", while_down=lambda: self._kill_tmux(crash))
+        else:
+            killed = self._kill_tmux(crash)
+            crash.settle_s = self._settle(phase, killed)
+            self._restart("SIGKILL", "tmux_gone")
         states = self._states_of(phase)
         for row in states.values():
             crash.delivered += row["status"] == "delivered"
@@ -456,6 +497,14 @@ class Chaos:
             crash.unsettled += row["status"] in OPEN_STATES
             crash.dead_without_reason += row["status"] == "dead" and not row.get("last_error")
         crash.fresh_agent_typed = self._fresh_agent()
+
+    def _kill_tmux(self, crash: TmuxCrash) -> float:
+        """SIGKILL the tmux server, note the programs that outlive it; returns when it was killed."""
+        pid = self.tmux.server_pid()
+        killed = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        crash.orphans = self._orphans()
+        return killed
 
     def _states_of(self, messages: list[_Sent]) -> dict[int, dict[str, Any]]:
         """The rows of ``messages``, read per receiver (their terminals are gone, their inboxes are not)."""
