@@ -3,7 +3,8 @@ under traffic among 20 mock agents, then the tmux server killed under waiting me
 
 Two seeded runs (``cao_testkit.chaos``) serve every test here. The main one: 150 messages, the server
 stopped four times (three SIGKILLs and a SIGTERM; right after a send, in the middle of a burst of sends,
-and while everything is idle), then the tmux server killed under the running server. A small one: the
+while everything is idle, and right after a send with the next server killed again while it starts),
+then the tmux server killed under the running server. A small one: the
 server and the tmux server die together, and the next server starts on the messages they left. Each
 test reads one promise off a run. A failure prints the run's record; the seed replays its choices.
 """
@@ -36,7 +37,8 @@ def both_die(tmp_path_factory: pytest.TempPathFactory) -> ChaosResult:
 
 @pytest.fixture(params=["under_the_server", "with_the_server"])
 def tmux_died(request: pytest.FixtureRequest) -> ChaosResult:
-    return request.getfixturevalue({"under_the_server": "chaos", "with_the_server": "both_die"}[request.param])
+    name = {"under_the_server": "chaos", "with_the_server": "both_die"}[request.param]
+    return request.getfixturevalue(name)
 
 
 def _record(result: ChaosResult) -> str:

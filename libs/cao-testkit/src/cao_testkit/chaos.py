@@ -5,8 +5,9 @@ that a restart loses nothing. A :class:`Chaos` run checks that promise from the 
 would meet a crash: a ``cao server`` subprocess on a private cao home and tmux server, mock agents
 (``mock_cli``, which answers every input with a ``> MOCK: <input>`` row), messages sent among them over
 HTTP, and the server stopped (SIGKILL, or SIGTERM) and started again at points a seeded
-``random.Random`` picks: right after a send, in the middle of a burst of sends, and while everything is
-idle. Some receivers are busy (``__mock_sleep_N``) so that messages wait for them across a restart.
+``random.Random`` picks: right after a send, in the middle of a burst of sends, while everything is idle,
+and right after a send with the next server killed again while it starts. Some receivers are busy
+(``__mock_sleep_N``) so that messages wait for them across a restart.
 
 Once everything has drained, each message the server acknowledged (it returned an id) is looked for in
 its receiver's scrollback: it must have been typed exactly once (or be ``uncertain``, a state a store
@@ -46,7 +47,7 @@ from typing import Any
 import httpx
 
 from . import leftovers
-from .server_process import CaoServer, server_env, start_cao_server
+from .server_process import CaoServer, server_env, spawn_cao_server, start_cao_server
 from .tmux import PrivateTmux, private_tmux_socket
 
 __all__ = ["Chaos", "ChaosPlan", "ChaosResult", "KillTiming", "TmuxCrash", "run_chaos"]
@@ -61,7 +62,10 @@ provider: mock_cli
 ---
 Answer every input.
 """
-MOMENTS = ("after_send", "mid_burst", "idle")
+#: When a stop comes: right after a burst of sends was acknowledged; as soon as the first send of a burst
+#: is, the others on their way; once everything is delivered and idle; right after a burst, and then the
+#: next server is killed too while it starts (and recovers), before the one after it comes up.
+MOMENTS = ("after_send", "mid_burst", "idle", "restarting")
 #: What a run counts in the panes (see :class:`ChaosResult`).
 COUNTS = ("lost", "duplicated", "uncertain", "untruthful", "stored_unacknowledged", "typed_unacknowledged")
 #: States a message stays in only while it still has to be delivered.
@@ -108,6 +112,7 @@ class KillTiming:
     moment: str
     acknowledged_before: int
     left_delivering: int = 0
+    killed_starting_after_s: float | None = None  # "restarting": when the starting server was killed
     stop_s: float = 0.0
     stopped_on_signal: bool = True
     start_s: float = 0.0
@@ -286,9 +291,25 @@ class Chaos:
         if not kill.stopped_on_signal:
             self.result.problems.append(f"the server did not stop within {STOP_PATIENCE:g} s of {how}")
         kill.left_delivering = self._left_delivering()
+        if moment == "restarting":
+            kill.killed_starting_after_s = self._crash_start()
         started, kill.attempts = self._start()
         kill.stop_s, kill.start_s = round(took, 3), round(started, 3)
         self.result.kills.append(kill)
+
+    def _crash_start(self) -> float:
+        """Spawn a server and SIGKILL it (with whatever it started) a moment later, likely in the middle
+        of its start-up and recovery; returns that moment, in seconds after the spawn."""
+        delay = round(self.rng.uniform(0.05, 0.8), 3)
+        starting = spawn_cao_server(self.home, self.workdir, self.env, port=self.port)
+        try:
+            time.sleep(delay)  # a point in the start-up, not a wait for anything
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(starting.proc.pid, signal.SIGKILL)
+            starting.proc.wait(10)
+        finally:
+            starting.close()
+        return delay
 
     def _left_delivering(self) -> int:
         """Messages in ``delivering`` in the inbox database, read while no server runs (so nothing moves).

@@ -4,8 +4,9 @@ Live provider tests start one so that the real agent CLI's ``cao-mcp-server`` ha
 ``run_cao_server`` keeps the test's environment (the live sandbox's HOME, the model server's address)
 but drops cao's own variables, except the ones named in ``keep_env`` (such as a provider's binary
 override), and loads only ``plugins``. ``run_live_server`` is that for a provider's live tests: the
-``live_server_plugins`` of the provider. ``start_cao_server`` starts one on an environment made by
-``server_env``, for tests that stop and start servers themselves (:mod:`cao_testkit.chaos`).
+``live_server_plugins`` of the provider. ``start_cao_server`` (``spawn_cao_server``: without waiting)
+starts one on an environment made by ``server_env``, for tests that stop and start servers themselves
+(:mod:`cao_testkit.chaos`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .tmux import PrivateTmux
 
 __all__ = ["CaoServer", "live_server_plugins", "run_cao_server", "run_live_server", "server_env",
-           "start_cao_server", "stop_process"]
+           "spawn_cao_server", "start_cao_server", "stop_process"]
 
 _READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
 _START_TIMEOUT = 30.0
@@ -49,6 +50,21 @@ class CaoServer:
     home: Path
     stderr: list[str]
     pumps: list[threading.Thread] = dataclasses.field(default_factory=list)
+    lines: queue.Queue[str] = dataclasses.field(default_factory=queue.Queue)  # its stdout
+
+    def wait_ready(self, timeout: float = _START_TIMEOUT) -> None:
+        """Wait until it prints its address (its kernel is up) and set ``url``; raises
+        ``AssertionError`` with its stderr when it exits or stays silent for ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.url and time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                found = _READY_LINE.match(self.lines.get(timeout=0.05))
+            except queue.Empty:
+                continue
+            if found:
+                self.url = f"{found.group(1)}:{found.group(2)}"
+        if not self.url:
+            raise AssertionError("cao server did not start:\n" + "\n".join(self.stderr))
 
     def close(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL) and let go of its output."""
@@ -93,6 +109,23 @@ def server_env(home: str | os.PathLike[str], tmux: PrivateTmux, plugins: Iterabl
     return env
 
 
+def spawn_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], env: dict[str, str], *,
+                     port: int = 0) -> CaoServer:
+    """Spawn ``cao server --port PORT`` and return at once (``url`` is empty until
+    :meth:`CaoServer.wait_ready`). The caller stops it with :meth:`CaoServer.close`."""
+    cao = Path(sys.executable).parent / "cao"
+    # A session of its own: a test can signal the server with whatever it started, as a crash would.
+    proc = subprocess.Popen([str(cao), "server", "--port", str(port), "--log-level", "warning"], env=env,
+                            cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    server = CaoServer(proc=proc, url="", home=Path(home), stderr=[])
+    server.pumps = [threading.Thread(target=_pump, args=(proc.stdout, server.lines.put), daemon=True),
+                    threading.Thread(target=_pump, args=(proc.stderr, server.stderr.append), daemon=True)]
+    for pump in server.pumps:
+        pump.start()
+    return server
+
+
 def start_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], env: dict[str, str], *,
                      port: int = 0, timeout: float = _START_TIMEOUT) -> CaoServer:
     """Spawn ``cao server --port PORT`` and return it once it prints its address (its kernel is up).
@@ -100,29 +133,9 @@ def start_cao_server(home: str | os.PathLike[str], cwd: str | os.PathLike[str], 
     Raises ``AssertionError`` with the server's stderr when it exits or stays silent for ``timeout``
     seconds (it is stopped first). The caller stops it with :meth:`CaoServer.close`.
     """
-    cao = Path(sys.executable).parent / "cao"
-    # A session of its own: a test can signal the server with whatever it started, as a crash would.
-    proc = subprocess.Popen([str(cao), "server", "--port", str(port), "--log-level", "warning"], env=env,
-                            cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    lines: queue.Queue[str] = queue.Queue()
-    stderr: list[str] = []
-    pumps = [threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True),
-             threading.Thread(target=_pump, args=(proc.stderr, stderr.append), daemon=True)]
-    for pump in pumps:
-        pump.start()
-    server = CaoServer(proc=proc, url="", home=Path(home), stderr=stderr, pumps=pumps)
+    server = spawn_cao_server(home, cwd, env, port=port)
     try:
-        deadline = time.monotonic() + timeout
-        while not server.url and time.monotonic() < deadline and proc.poll() is None:
-            try:
-                found = _READY_LINE.match(lines.get(timeout=0.05))
-            except queue.Empty:
-                continue
-            if found:
-                server.url = f"{found.group(1)}:{found.group(2)}"
-        if not server.url:
-            raise AssertionError("cao server did not start:\n" + "\n".join(stderr))
+        server.wait_ready(timeout)
     except BaseException:
         server.close()
         raise
