@@ -19,7 +19,8 @@ The rest is imported where it is used:
   CLIs installed into a per-machine cache, run in sandboxed homes.
 - :mod:`cao_testkit.live`, :mod:`cao_testkit.live_mcp`: live orchestration through real agent CLIs.
 - :mod:`cao_testkit.server_process`: a real ``cao server`` subprocess; :mod:`cao_testkit.serve`: one in a
-  thread; :mod:`cao_testkit.openapi`: a client that checks every answer against the OpenAPI document.
+  thread; :mod:`cao_testkit.chaos`: one killed and restarted under traffic, every message counted;
+  :mod:`cao_testkit.openapi`: a client that checks every answer against the OpenAPI document.
 - :mod:`cao_testkit.recorder`, :mod:`cao_testkit.recording`, :mod:`cao_testkit.steps`: recording a
   provider's screens, with ``python -m cao_testkit.record`` (:mod:`cao_testkit.record`).
 - :mod:`cao_testkit.notify`: a fake webhook, example events, fixtures and strategies for notifier plugins.
