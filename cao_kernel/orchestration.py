@@ -354,7 +354,7 @@ class Orchestration:
             typed = None
         if typed is not None and typed.mark == mark:
             if not typed.submitted:
-                await self._terminals.submit_input(live)
+                await self._terminals.submit_input(live, typed.mark)
             return
         # The earlier kernel stopped before the task went in (the worker may still be starting).
         await live.tracker.wait_for({TerminalStatus.IDLE, TerminalStatus.COMPLETED}, timeout)
