@@ -186,13 +186,22 @@ class DeliveryEngine:
 
     async def _deliver_next(self, receiver_id: str) -> None:
         io = self._io
-        claimed = await io(self.store.claim_next, receiver_id, now=time.time())
+        waiting = await io(self.store.list, receiver_id, state=MessageState.PENDING, limit=100)
+        now, blocked, first = time.time(), set(), None
+        for message in waiting:
+            # The oldest due message whose sender has no older one waiting: a message waiting for its
+            # retry holds back its sender's later ones, so one sender's messages arrive in order.
+            if message.sender_id not in blocked and (message.not_before or 0) <= now:
+                first = message
+                break
+            blocked.add(message.sender_id)
+        claimed = None if first is None else await io(self.store.claim, first.id)
         if claimed is None:
             await self._arm_retry_timer(receiver_id)
             return
         batch = [claimed]
         # Consecutive messages from the same sender go out as one input, as upstream does.
-        for candidate in await io(self.store.list, receiver_id, state=MessageState.PENDING, limit=20):
+        for candidate in (m for m in waiting if m.id > claimed.id):
             if candidate.sender_id != claimed.sender_id or (candidate.not_before or 0) > time.time():
                 break
             more = await io(self.store.claim, candidate.id)
@@ -244,10 +253,9 @@ class DeliveryEngine:
 
     async def _report_dead(self, message: Message, reason: str) -> None:
         self._on_dead(message, reason)
-        what = f"could not be delivered after {message.attempts} attempts: {reason}"
-        await self._tell_sender(message, what, key=f"dead-letter-{message.id}")
+        await self._tell_sender(message, *_notice(message))
 
-    async def _tell_sender(self, message: Message, what: str, *, key: str) -> None:
+    async def _tell_sender(self, message: Message, what: str, key: str) -> None:
         """Queue a notice for the message's sender (a terminal still here) saying what became of it."""
         if self._receivers.get(message.sender_id) is None or message.sender_id == SYSTEM_SENDER:
             return
@@ -293,6 +301,7 @@ class DeliveryEngine:
             batches.setdefault(message.receiver_id, []).append(message)
         for receiver_id, batch in batches.items():
             await self._settle_interrupted(receiver_id, sorted(batch, key=lambda m: m.id))
+        await self._send_owed_notices()
         kicked, self._held = self._held or set(), None
         for receiver in sorted({*kicked, *await io(self.store.receivers_with_pending)}):
             if self._receivers.get(receiver) is not None:
@@ -301,6 +310,22 @@ class DeliveryEngine:
                 # Its terminal did not survive the restart (the tmux server died with it, or it was
                 # removed meanwhile): what waits for it can never arrive.
                 await self._fail_pending(receiver, "receiver terminal no longer exists")
+
+    async def _send_owed_notices(self) -> None:
+        """A kernel stopped between recording a message dead (or uncertain) and queueing the notice to its
+        sender: each settled message whose sender is here and holds no notice for it gets one now."""
+        io = self._io
+        owed: dict[str, list[Message]] = {}
+        for state in (MessageState.DEAD, MessageState.UNCERTAIN):
+            for message in await io(self.store.list, None, state=state, limit=100_000):
+                if message.sender_id != SYSTEM_SENDER and self._receivers.get(message.sender_id) is not None:
+                    owed.setdefault(message.sender_id, []).append(message)
+        for sender_id, messages in owed.items():
+            held = {m.idempotency_key for m in await io(self.store.list, sender_id, limit=100_000)}
+            for message in messages:
+                what, key = _notice(message)
+                if key not in held:
+                    await self._tell_sender(message, what, key)
 
     async def _settle_interrupted(self, receiver_id: str, batch: list[Message]) -> None:
         """Messages a stopped kernel had claimed for one receiver (one delivery: one batch, oldest first).
@@ -351,8 +376,7 @@ class DeliveryEngine:
         for message in batch:
             uncertain = await self._io(self.store.mark_uncertain, message.id, reason)
             self._emit("cao_after_message_uncertain", message=uncertain, reason=reason)
-            await self._tell_sender(uncertain, f"may or may not have arrived: {reason}",
-                                    key=f"uncertain-{uncertain.id}")
+            await self._tell_sender(uncertain, *_notice(uncertain))
 
     async def receiver_gone(self, receiver_id: str) -> None:
         """A terminal was deleted: its waiting messages can never arrive."""
@@ -379,6 +403,15 @@ class DeliveryEngine:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _notice(message: Message) -> tuple[str, str]:
+    """What a sender is told about its message that was settled without arriving, and the notice's
+    idempotency key (one notice per message, whichever kernel sends it)."""
+    if message.state is MessageState.UNCERTAIN:
+        return f"may or may not have arrived: {message.last_error}", f"uncertain-{message.id}"
+    return (f"could not be delivered after {message.attempts} attempts: {message.last_error}",
+            f"dead-letter-{message.id}")
 
 
 def sender_suffix(sender_id: str) -> str:

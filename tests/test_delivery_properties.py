@@ -321,3 +321,36 @@ class DeliveryMachine(RuleBasedStateMachine):
 
 
 TestDeliveryMachine = DeliveryMachine.TestCase
+
+
+async def test_a_message_waiting_for_its_retry_holds_back_its_senders_later_ones():
+    import cao_inbox_sqlite.plugin
+
+    world, home = World(), tempfile.mkdtemp(prefix="cao-order-")
+    kernel = Kernel(plugins=[ScriptedPlugin(world), cao_inbox_sqlite.plugin], load_entrypoints=False, home=home,
+                    settings={"CAO_TERMINAL_BACKEND": "scripted", "CAO_INBOX_RETRY_BASE": "0.3",
+                              "CAO_INPUT_SETTLE": "0.05"})
+    kernel.add_profile(AgentProfile(name="worker", provider="scripted"))
+    await kernel.start()
+    try:
+        request = CreateTerminalRequest(agent_profile="worker", working_directory=home)
+        sender, other, receiver = [await kernel.create_session(request) for _ in range(3)]
+        world.fail_next[receiver.id] = 1
+        await kernel.send_message(sender.id, receiver.id, "<<m0>>")  # fails once, retried in ~0.3 s
+        await asyncio.sleep(0.05)
+        await kernel.send_message(sender.id, receiver.id, "<<m1>>")
+        await kernel.send_message(other.id, receiver.id, "<<m2>>")  # another sender is not held back
+        await asyncio.sleep(0.1)
+        typed = [t for tid, text in world.typed if tid == receiver.id for t in TOKEN_RE.findall(text)]
+        assert typed == ["2"], typed
+        for _ in range(100):
+            with world.lock:
+                world.terminals[receiver.id]["screen"] = "READY"
+            world.emit(receiver.id)
+            await asyncio.sleep(0.02)
+            typed = [t for tid, text in world.typed if tid == receiver.id for t in TOKEN_RE.findall(text)]
+            if len(typed) == 3:
+                break
+        assert typed == ["2", "0", "1"], typed
+    finally:
+        await kernel.aclose()
