@@ -9,4 +9,4 @@ def test_status_wire_values_match_upstream():
 
 
 def test_message_states():
-    assert [s.value for s in MessageState] == ["pending", "delivering", "delivered", "failed", "dead"]
+    assert [s.value for s in MessageState] == ["pending", "delivering", "delivered", "failed", "dead", "uncertain"]
