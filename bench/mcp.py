@@ -172,10 +172,11 @@ class Server:
 
     def terminal(self, profile: str = "plain") -> str:
         """A new session's terminal id (the call returns once its agent is ready)."""
+        from cao_server.api_token import read_token
         from cao_server.client import HttpKernel
 
         async def create() -> str:
-            async with HttpKernel(self.url()) as api:
+            async with HttpKernel(self.url(), token=read_token(self.home)) as api:
                 return (await api.create_session(CreateTerminalRequest(
                     agent_profile=profile, working_directory=self.workdir))).id
 
@@ -259,9 +260,10 @@ def bench_fallback(runs: int, warmup: int) -> dict[str, Any]:
 async def handoffs(server: Server, count: int) -> tuple[float, list[float]]:
     from mcp import Client, StdioServerParameters
 
+    from cao_server.api_token import read_token
     from cao_server.client import HttpKernel
 
-    async with HttpKernel(server.url()) as api:
+    async with HttpKernel(server.url(), token=read_token(server.home)) as api:
         supervisor = await api.create_session(CreateTerminalRequest(
             agent_profile="developer", working_directory=server.workdir))
         params = StdioServerParameters(command=str(MCP_SERVER), env=server.env(supervisor.id))

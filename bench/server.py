@@ -86,6 +86,9 @@ class Server:
             _, err = self.proc.communicate(timeout=10)
             raise RuntimeError(f"cao server did not start: {line!r}\n{err}")
         self.url = match.group(1)
+        # Every route but /health needs the API token the server made in its home before listening.
+        token = (Path(env["CAO_HOME_DIR"]) / "api-token").read_text(encoding="ascii").strip()
+        self.headers = {"Authorization": f"Bearer {token}"}
 
     def cpu_s(self) -> float:
         """User + system CPU seconds the server process has used so far."""
@@ -116,7 +119,7 @@ def first_answer(server: Server, path: str, http: httpx.Client) -> tuple[float, 
     server is stopped afterwards. ``http`` is made before the spawn: building a client (its TLS
     context) takes longer than the request and is no part of the server's start."""
     try:
-        response = http.get(server.url + path)
+        response = http.get(server.url + path, headers=server.headers)
         elapsed = time.perf_counter() - server.started
         if response.status_code != 200:
             raise RuntimeError(f"{path} answered {response.status_code}: {response.text[:300]}")
@@ -166,7 +169,7 @@ def from_iso(value: str) -> float:
 
 def http_measures(server: Server, workdir: str, quick: bool) -> dict[str, Any]:
     results: dict[str, Any] = {}
-    with httpx.Client(base_url=server.url, trust_env=False, timeout=120) as http:
+    with httpx.Client(base_url=server.url, headers=server.headers, trust_env=False, timeout=120) as http:
         # create -> idle
         created: list[str] = []
 

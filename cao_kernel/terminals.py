@@ -233,6 +233,13 @@ class Terminals:
         name = request.provider or profile.provider or self._settings.get(PROVIDER_SETTING) or DEFAULT_PROVIDER
         return self._registry.provider(name)
 
+    def _allowed_env(self, profile: AgentProfile) -> set[str]:
+        """Code-loading variables a request may set after all: named in ``CAO_ALLOWED_ENV_VARS`` or the
+        profile's ``allowedEnvVars``."""
+        named = str(self._settings.get("CAO_ALLOWED_ENV_VARS") or "").replace(",", " ").split()
+        listed = profile.extra.get("allowedEnvVars") or ()
+        return {*named, *(str(name) for name in listed if isinstance(listed, list | tuple))}
+
     def _advertised_env(self) -> dict[str, str]:
         return launching.advertised_env(self._settings, self._registry.mcp_servers.values())
 
@@ -245,7 +252,7 @@ class Terminals:
         gate_plan = self._gates.plan(profile)
         workdir = validate.working_directory(request.working_directory)
         model = validate.model(request.model or profile.model)
-        extra_env = validate.env(request.env)
+        extra_env = validate.env(request.env, allowed=self._allowed_env(profile))
         terminal_id = launching.new_terminal_id()
         record = Terminal(
             id=terminal_id,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 # One copy of upstream's rules for the kernel and the server.
@@ -27,6 +27,16 @@ MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}\Z")
 ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 
 MAX_ENV_VALUE_BYTES = 2048
+MAX_ENV_TOTAL_BYTES = 64 * 1024
+# Variables that change which code a program (or the shell, git, a runtime) loads or runs: from a
+# request they would let a caller run code as the server's user. Allowed only by name, through
+# CAO_ALLOWED_ENV_VARS or the profile's allowedEnvVars.
+LOADER_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "PERL5", "RUBY", "NODE_")
+LOADER_ENV_NAMES = frozenset({
+    "PATH", "HOME", "XDG_CONFIG_HOME", "BASH_ENV", "ENV", "IFS", "SHELLOPTS", "PROMPT_COMMAND", "ZDOTDIR",
+    "GCONV_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH",
+    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_ASKPASS", "EDITOR", "VISUAL", "PAGER", "LESSOPEN",
+})
 
 # Exact paths refused as working directories (their subfolders are fine), as upstream.
 SYSTEM_ROOTS = frozenset(
@@ -90,12 +100,22 @@ def working_directory(value: str | os.PathLike[str] | None) -> str:
     return str(resolved)
 
 
-def env(values: Mapping[str, str] | None) -> dict[str, str]:
+def env(values: Mapping[str, str] | None, *, allowed: Collection[str] = ()) -> dict[str, str]:
+    """Extra environment for a terminal, checked: names, sizes, and no variable that changes what code
+    runs unless ``allowed`` names it."""
     out: dict[str, str] = {}
+    total = 0
     for k, v in (values or {}).items():
         if not isinstance(k, str) or not ENV_KEY_RE.match(k):
             raise InvalidInput(f"invalid environment variable name {k!r}")
         if not isinstance(v, str) or len(v.encode()) >= MAX_ENV_VALUE_BYTES or "\x00" in v:
             raise InvalidInput(f"environment variable {k} must be text under {MAX_ENV_VALUE_BYTES} bytes")
+        if (k in LOADER_ENV_NAMES or k.startswith(LOADER_ENV_PREFIXES)) and k not in allowed:
+            raise InvalidInput(
+                f"environment variable {k} is refused: it changes which code the agent's programs load or "
+                f"run; allow it by name in CAO_ALLOWED_ENV_VARS or in the profile's allowedEnvVars")
+        total += len(k) + len(v.encode()) + 2
+        if total > MAX_ENV_TOTAL_BYTES:
+            raise InvalidInput(f"the extra environment is over {MAX_ENV_TOTAL_BYTES // 1024} KiB")
         out[k] = v
     return out

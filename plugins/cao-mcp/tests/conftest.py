@@ -118,6 +118,12 @@ class Server:
     def mcp_url(self) -> str:
         return f"{self.url}/mcp"
 
+    @property
+    def token(self) -> str | None:
+        from cao_server.api_token import read_token
+
+        return read_token(self.home)
+
     def mcp_env(self, terminal_id: str | None = None, **extra: str) -> dict[str, str]:
         """What cao puts in an MCP server entry's own env (nothing else: agent CLIs scrub the rest)."""
         env = {"CAO_API_HOST": "127.0.0.1", "CAO_API_PORT": str(self.port), "CAO_HOME_DIR": str(self.home),
@@ -131,7 +137,7 @@ class Server:
         """A fresh HTTP client (``KernelAPI``) for this server; use it from one event loop."""
         from cao_server.client import HttpKernel
 
-        return HttpKernel(self.url)
+        return HttpKernel(self.url, token=self.token)
 
 
 def _pump(stream: Any, sink: Any) -> None:
@@ -250,13 +256,17 @@ class Mcp:
 
     @staticmethod
     @contextlib.asynccontextmanager
-    async def http(url: str, terminal_id: str | None = None) -> AsyncIterator[Any]:
-        """The SDK's streamable HTTP client on ``url``, naming ``terminal_id`` in ``X-CAO-Terminal-Id``."""
+    async def http(url: str, terminal_id: str | None = None, *,
+                   token: str | None = None) -> AsyncIterator[Any]:
+        """The SDK's streamable HTTP client on ``url``, naming ``terminal_id`` in ``X-CAO-Terminal-Id`` and
+        sending the server's API ``token``."""
         import httpx2
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
 
         headers = {"X-CAO-Terminal-Id": terminal_id} if terminal_id is not None else {}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 yield client

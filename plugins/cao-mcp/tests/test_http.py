@@ -17,7 +17,7 @@ ID = re.compile(r"^[0-9a-f]{8}$")
 
 
 async def test_http_lists_tools_and_plugin_tools_see_the_header(server: Any, mcp: Any) -> None:
-    async with mcp.http(server.mcp_url, "0badc0de") as client:
+    async with mcp.http(server.mcp_url, "0badc0de", token=server.token) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert BUILTINS | {"caller_profiles", "fail"} <= set(listed)
         assert "agent_profile" in listed["handoff"].input_schema["properties"]
@@ -30,7 +30,7 @@ async def test_http_callers_are_told_apart(server: Any, mcp: Any) -> None:
     """Stateless transport, one endpoint: concurrent agents each get their own identity."""
 
     async def whoami(terminal_id: str) -> str:
-        async with mcp.http(server.mcp_url, terminal_id) as client:
+        async with mcp.http(server.mcp_url, terminal_id, token=server.token) as client:
             return (await mcp.call(client, "caller_profiles", {"prefix": "x"})).data["caller_id"]
 
     ids = [f"{n:08x}" for n in range(0xa0, 0xa6)]
@@ -40,7 +40,7 @@ async def test_http_callers_are_told_apart(server: Any, mcp: Any) -> None:
 async def test_http_handoff_returns_the_workers_answer(server: Any, mcp: Any) -> None:
     async with server.client() as api:
         own = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token) as client:
             answer = await mcp.call(client, "handoff",
                                     {"agent_profile": "developer", "message": "list the tests"})
     assert not answer.error, answer.text
@@ -51,7 +51,7 @@ async def test_http_handoff_returns_the_workers_answer(server: Any, mcp: Any) ->
 async def test_http_assign_returns_at_once_with_the_callback_line(server: Any, mcp: Any) -> None:
     async with server.client() as api:
         own = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token) as client:
             started = time.monotonic()
             answer = await mcp.call(client, "assign", {"agent_profile": "slow_worker", "message": "lint it"})
             elapsed = time.monotonic() - started
@@ -67,7 +67,7 @@ async def test_http_send_message_waits_for_the_busy_receiver(server: Any, mcp: A
     async with server.client() as api:
         own = await mcp.agent(server, api)
         receiver = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token) as client:
             await api.send_input(receiver, "__mock_sleep_2")
             busy_since = time.monotonic()
             answer = await mcp.call(client, "send_message",
@@ -79,17 +79,17 @@ async def test_http_send_message_waits_for_the_busy_receiver(server: Any, mcp: A
 
 async def test_http_errors_name_the_problem(server: Any, mcp: Any) -> None:
     task = {"agent_profile": "developer", "message": "x"}
-    async with mcp.http(server.mcp_url) as client:
+    async with mcp.http(server.mcp_url, token=server.token) as client:
         answer = await mcp.call(client, "assign", task)
         assert answer.error and "no X-CAO-Terminal-Id header" in answer.data["message"]
         answer = await mcp.call(client, "send_message", {"message": "x"})
         assert answer.error and "no X-CAO-Terminal-Id header" in answer.data["error"]
-    async with mcp.http(server.mcp_url, "../etc") as client:
+    async with mcp.http(server.mcp_url, "../etc", token=server.token) as client:
         answer = await mcp.call(client, "handoff", task)
         assert answer.error and "X-CAO-Terminal-Id '../etc' is invalid" in answer.data["message"]
     async with server.client() as api:
         own = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token) as client:
             answer = await mcp.call(client, "assign", {"agent_profile": "ghost", "message": "x"})
             assert answer.error and "unknown agent profile 'ghost'" in answer.data["message"]
             answer = await mcp.call(client, "send_message", {"receiver_id": "deadbeef", "message": "x"})

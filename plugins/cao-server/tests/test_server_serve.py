@@ -30,8 +30,14 @@ def test_port_zero_is_resolved_and_given_to_terminals(spawn_server, tmux, cao_ho
     url = process.wait_ready()
     assert url == f"http://127.0.0.1:{process.port}" and process.port > 0
     assert stat.S_IMODE(token_path(cao_home).stat().st_mode) == 0o600
-    with _http(url) as http:
-        assert http.get("/health").json()["status"] == "ok"
+    with _http(url) as anonymous:
+        # Loopback too: any local user could otherwise drive the owner's agents.
+        assert anonymous.get("/health").json()["status"] == "ok"
+        refused = anonymous.post("/sessions",
+                                 params={"agent_profile": "developer", "working_directory": workdir})
+        assert refused.status_code == 401 and "api-token" in refused.json()["detail"]
+        assert anonymous.get("/sessions").status_code == 401
+    with _http(url, read_token(cao_home)) as http:
         term = http.post(
             "/sessions",
             params={"agent_profile": "developer", "session_name": "addr", "working_directory": workdir},
@@ -49,7 +55,7 @@ def test_port_zero_is_resolved_and_given_to_terminals(spawn_server, tmux, cao_ho
     assert "cao-addr" in tmux.run("list-sessions", "-F", "#{session_name}").stdout  # terminals outlive it
 
     again = spawn_server("--port", "0", script="cao-server")
-    with _http(again.wait_ready()) as http:
+    with _http(again.wait_ready(), read_token(cao_home)) as http:
         adopted = http.get(f"/terminals/{tid}")
         assert adopted.status_code == 200 and adopted.json()["session_name"] == "cao-addr"
     assert again.stop(signal.SIGINT) == 0  # Ctrl-C: graceful, and a normal exit
@@ -81,6 +87,17 @@ def test_wildcard_bind_warns_and_requires_the_token(spawn_server, cao_home, work
         assert http.get("/sessions").json() == []
 
 
+def test_a_loopback_server_can_be_opened_as_upstream_is_only_when_asked(spawn_server, cao_home):
+    process = spawn_server("--port", "0", CAO_REQUIRE_TOKEN="0")
+    with _http(process.wait_ready()) as anonymous:
+        assert anonymous.get("/sessions").json() == []
+    process.stop()
+    wide = spawn_server("--host", "0.0.0.0", "--port", "0", CAO_REQUIRE_TOKEN="0")
+    wide.wait_ready()
+    with _http(f"http://127.0.0.1:{wide.port}") as anonymous:
+        assert anonymous.get("/sessions").status_code == 401  # never off loopback
+
+
 def test_startup_errors_are_clear_and_leave_nothing_running(spawn_server):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -99,9 +116,9 @@ def test_startup_errors_are_clear_and_leave_nothing_running(spawn_server):
     assert bad_port.proc.wait(20) == 2
 
 
-def test_server_log_has_access_lines_but_no_message_text(spawn_server, workdir):
+def test_server_log_has_access_lines_but_no_message_text(spawn_server, cao_home, workdir):
     process = spawn_server("--port", "0", "--log-level", "debug")
-    with _http(process.wait_ready()) as http:
+    with _http(process.wait_ready(), read_token(cao_home)) as http:
         tid = http.post(
             "/sessions", params={"agent_profile": "developer", "working_directory": workdir}
         ).json()["id"]

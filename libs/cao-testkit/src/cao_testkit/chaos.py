@@ -221,7 +221,8 @@ class Chaos:
             self.port = _free_port()
             try:
                 self._start()
-                self.http = httpx.Client(base_url=self.server.url, trust_env=False, timeout=30)
+                self.http = httpx.Client(base_url=self.server.url, headers=self.server.headers,
+                                         trust_env=False, timeout=30)
                 self._create_agents()
                 self._traffic()
                 self.result.drain_s = self._drain()

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .tmux import PrivateTmux
 
-__all__ = ["CaoServer", "live_server_plugins", "run_cao_server", "run_live_server", "server_env",
-           "spawn_cao_server", "start_cao_server", "stop_process"]
+__all__ = ["CaoServer", "auth_headers", "home_token", "live_server_plugins", "run_cao_server",
+           "run_live_server", "server_env", "spawn_cao_server", "start_cao_server", "stop_process"]
 
 _READY_LINE = re.compile(r"cao-server listening on (http://\S+):(\d+)")
 _START_TIMEOUT = 30.0
@@ -75,11 +75,34 @@ class CaoServer:
             if stream is not None:
                 stream.close()
 
+    @property
+    def token(self) -> str | None:
+        """The API token the server made in its home (every call but ``/health`` must carry it)."""
+        return home_token(self.home)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a raw HTTP client sends to be let in."""
+        return auth_headers(self.home)
+
     def client(self):  # noqa: ANN201 - cao_server is an optional import here
         """A ``KernelAPI`` over HTTP for this server (use it from one event loop)."""
         from cao_server.client import HttpKernel
 
-        return HttpKernel(self.url)
+        return HttpKernel(self.url, token=self.token)
+
+
+def home_token(home: str | os.PathLike[str]) -> str | None:
+    """The API token in a cao home, once a server has made it."""
+    from cao_server.api_token import read_token
+
+    return read_token(home)
+
+
+def auth_headers(home: str | os.PathLike[str]) -> dict[str, str]:
+    """The ``Authorization`` header a raw HTTP client sends to a server on ``home``."""
+    token = home_token(home)
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def stop_process(proc: subprocess.Popen[str]) -> None:

@@ -1,6 +1,6 @@
 """The per-user API token: ``<cao home>/api-token``, mode 0600, made on the first server start.
 
-Callers send it as ``Authorization: Bearer <token>``; the server requires it when bound off loopback.
+Callers send it as ``Authorization: Bearer <token>``; ``cao server`` requires it on loopback too.
 Anyone who can read the file can drive the user's agents, so it is created private and its mode is
 tightened again if someone loosened it.
 """

@@ -82,7 +82,7 @@ def _creation_body(request: CreateTerminalRequest, wait_ready: bool, **route_fie
 class HttpKernel:
     """A ``KernelAPI`` that calls a cao-server at ``base_url``.
 
-    :param token: the API token, sent as a bearer token (needed when the server is bound off loopback).
+    :param token: the API token, sent as a bearer token (``cao server`` requires it).
     :param timeout: seconds for ordinary requests; creation, waits and handoffs get their own longer
         limits derived from what they wait for.
     """

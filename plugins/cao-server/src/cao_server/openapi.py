@@ -19,7 +19,7 @@ REASONS = {
     200: "OK",
     201: "Created",
     400: "Invalid input (a bad name, key or value; or a Host header not allowed)",
-    401: "API token missing or wrong (only when the server is bound off loopback)",
+    401: "API token missing or wrong (the api-token file of the server's cao home)",
     403: "Refused: a cross-origin request, or a plugin vetoed the action",
     404: "Not found",
     409: "Conflict with the target's state",
@@ -158,7 +158,7 @@ def build_document(
                 "bearer": {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "required only when bound off loopback",
+                    "description": "the api-token file of the server's cao home; every route but /health",
                 }
             },
         },

@@ -10,8 +10,9 @@ Outermost first:
    does a same-origin one (Origin host:port equal to Host) and one from a listed origin; any other,
    ``null`` included, gets 403 "Cross-origin request blocked". Reads always pass (the browser keeps
    their answers from other origins).
-4. Token, when the server is bound off loopback: ``Authorization: Bearer <token>`` or 401. ``GET /health``
-   stays open so monitors can probe liveness.
+4. Token, on loopback too: ``Authorization: Bearer <token>`` or 401, with the token from the owner's
+   cao home (``api-token``, mode 0600), so no other local user can drive the owner's agents. ``GET
+   /health`` stays open so monitors can probe liveness.
 """
 
 from __future__ import annotations
@@ -112,8 +113,10 @@ class RequestGuard:
                 await send_error(
                     send,
                     401,
-                    "missing or wrong API token: send 'Authorization: Bearer <token>' "
-                    "with the token from the server's cao home (api-token)",
+                    "missing or wrong API token: send 'Authorization: Bearer <token>' with the token "
+                    "in the api-token file of the server's cao home (CAO_HOME_DIR, default "
+                    "~/.aws/cli-agent-orchestrator); the cao command and agents' MCP servers read it "
+                    "themselves when they share that home",
                     "Unauthorized",
                     headers=[("www-authenticate", "Bearer")],
                 )

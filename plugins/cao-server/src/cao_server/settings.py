@@ -50,8 +50,10 @@ class ServerSettings:
     - ``allowed_hosts``: Host header values accepted besides the loopback names and ``host``
       (``CAO_ALLOWED_HOSTS``; ``*`` accepts any);
     - ``cors_origins``: browser origins allowed to make state-changing requests (``CAO_CORS_ORIGINS``);
-    - ``token``: the API token; required from callers when ``require_token`` (default: bound off
-      loopback).
+    - ``token``: the API token; required from callers when ``require_token`` (default: whenever the
+      server has one, loopback included, for any local user could otherwise drive the owner's agents;
+      always off loopback). ``CAO_REQUIRE_TOKEN=0`` lets a loopback server take calls without it, as
+      upstream does: only for a machine with no other users.
     """
 
     host: str = DEFAULT_HOST
@@ -67,6 +69,9 @@ class ServerSettings:
         cls, settings: Mapping[str, Any], *, host: str, port: int, token: str | None = None, **overrides: Any
     ) -> ServerSettings:
         """Build from cao settings (``CAO_ALLOWED_HOSTS``, ``CAO_CORS_ORIGINS``, ``CAO_TERMINAL_BACKEND``)."""
+        opened = str(settings.get("CAO_REQUIRE_TOKEN", "")).strip().lower() in ("0", "false", "no", "off")
+        if opened and is_loopback(host) and "require_token" not in overrides:
+            overrides["require_token"] = False
         return cls(
             host=host,
             port=port,
@@ -83,7 +88,9 @@ class ServerSettings:
 
     @property
     def token_required(self) -> bool:
-        return (not self.loopback) if self.require_token is None else self.require_token
+        if self.require_token is None:
+            return self.token is not None or not self.loopback
+        return self.require_token
 
     def url(self, host: str | None = None) -> str:
         """``http://host:port`` with IPv6 hosts in brackets."""

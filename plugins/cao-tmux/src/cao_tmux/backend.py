@@ -268,16 +268,19 @@ class TmuxBackend:
         """tmux falls back to another folder when it cannot use the one given (a format it expanded into a
         path that does not exist): an agent must never run anywhere else than asked."""
         wanted = os.path.realpath(cwd)
+        deadline = time.monotonic() + 5.0
         try:
-            forked_from = os.readlink(f"/proc/{pid}/exe")
-            deadline = time.monotonic() + 2.0
             while True:
+                # tmux's child changes folder just before it runs the program: once it runs something
+                # other than tmux (read first), its folder is the one tmux chose.
+                started = not _is_tmux(os.readlink(f"/proc/{pid}/exe"))
                 actual = os.readlink(f"/proc/{pid}/cwd")
                 if actual == wanted or actual.startswith(wanted.rstrip("/") + "/"):
                     return
-                # Until tmux's child runs the program it may not have changed folder yet.
-                if os.readlink(f"/proc/{pid}/exe") != forked_from or time.monotonic() > deadline:
+                if started:
                     break
+                if time.monotonic() > deadline:
+                    return  # not started after seconds: nothing to judge
                 time.sleep(0.002)
         except OSError:
             return  # already gone, or no /proc here
@@ -772,6 +775,10 @@ class TmuxBackend:
             self.server.run(*commands, timeout=5)
         except TmuxError as exc:
             log.debug("ignored: %s", exc)
+
+
+def _is_tmux(executable: str) -> bool:
+    return os.path.basename(executable).startswith("tmux")
 
 
 def _consumed(env_file: str, timeout: float = 2.0) -> None:

@@ -1,0 +1,72 @@
+"""The security suite: each hole of the trust issue probed as a hostile local user or client would.
+
+Tests that need a second local user run their probe as ``nobody`` through ``setpriv`` when the suite
+runs as root; elsewhere they are skipped with the reason, except in CI, where they must run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROFILE = """---
+name: worker
+description: A mock agent for the security suite
+provider: mock_cli
+---
+Answer every input.
+"""
+OTHER_UID = 65534  # nobody
+SERVER_PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp")
+
+
+@pytest.fixture
+def as_other_user() -> Callable[[str], Any]:
+    """``as_other_user(code, **env) -> result``: run Python ``code`` as another local user (``nobody``)
+    with the system's Python and the standard library only, ``env`` added to its environment; ``code``
+    ends by printing one JSON value, returned."""
+    interpreter = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else shutil.which("python3")
+    why = None
+    if os.geteuid() != 0:
+        why = "the suite does not run as root, so it cannot act as a second local user"
+    elif shutil.which("setpriv") is None:
+        why = "setpriv (util-linux) is not installed"
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the security suite must run as a second local user in CI: {why}")
+        pytest.skip(why)
+
+    def run(code: str, **env: str) -> Any:
+        done = subprocess.run(
+            ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", "--",
+             interpreter or sys.executable, "-c", code],
+            capture_output=True, text=True, timeout=60, cwd="/", env={"PATH": "/usr/bin:/bin", **env},
+        )
+        assert done.returncode == 0, f"the other user's probe failed:\n{done.stderr}"
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    return run
+
+
+@pytest.fixture
+def cao_server(tmp_path: Path) -> Iterator[Any]:
+    """A real ``cao server`` on a private home (mode 0700, as a user's) and tmux server, with the
+    ``worker`` profile on mock agents."""
+    from cao_testkit.server_process import run_cao_server
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "agent-store").mkdir(parents=True)
+    home.chmod(0o700)
+    work.mkdir()
+    (home / "agent-store" / "worker.md").write_text(PROFILE, encoding="utf-8")
+    with run_cao_server(home, work, SERVER_PLUGINS) as server:
+        server.workdir = work  # type: ignore[attr-defined]
+        yield server
