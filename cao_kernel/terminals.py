@@ -92,6 +92,8 @@ class Terminals:
     _watch: ScreenWatch = attrs.field(init=False)
     _listener: ReceiverListener | None = attrs.field(init=False, default=None)
     _signals: SignalChannel | None = attrs.field(init=False, default=None)
+    # Session names being created now: a second creation of the same name must fail, not join it.
+    _creating: set[str] = attrs.field(init=False, factory=set)
 
     def __attrs_post_init__(self) -> None:
         registry = self._registry
@@ -202,11 +204,15 @@ class Terminals:
         it (see ``LiveTerminal.extra``)."""
         name = (validate.session_name(request.session_name) if request.session_name
                 else f"{validate.SESSION_PREFIX}{secrets.token_hex(4)}")
-        if name in await self._session_names():
+        if name in await self._session_names() or name in self._creating:
             raise Conflict(f"session {name!r} already exists")
-        request = _evolve(request, session_name=name, caller_id=None)
-        request = self._hooks.before("cao_before_session_create", request)
-        terminal = await self._create(request, new_session=True, wait_ready=wait_ready, extra=extra)
+        self._creating.add(name)
+        try:
+            request = _evolve(request, session_name=name, caller_id=None)
+            request = self._hooks.before("cao_before_session_create", request)
+            terminal = await self._create(request, new_session=True, wait_ready=wait_ready, extra=extra)
+        finally:
+            self._creating.discard(name)
         info = SessionInfo(name=terminal.session_name, status="detached", working_directory=terminal.working_directory)
         self._hooks.after("cao_after_session_created", session=info, terminal=terminal)
         return terminal

@@ -70,3 +70,15 @@ def cao_server(tmp_path: Path) -> Iterator[Any]:
     with run_cao_server(home, work, SERVER_PLUGINS) as server:
         server.workdir = work  # type: ignore[attr-defined]
         yield server
+
+
+def client(server: Any) -> Any:
+    """An HTTP client of ``server`` carrying the owner's token."""
+    import httpx
+
+    return httpx.Client(base_url=server.url, headers=server.headers, trust_env=False, timeout=30)
+
+
+def worker(server: Any, **fields: Any) -> dict[str, Any]:
+    """The body of a session creation running the ``worker`` profile in the server's project folder."""
+    return {"agent_profile": "worker", "working_directory": str(server.workdir), **fields}

@@ -11,7 +11,8 @@ import textwrap
 import threading
 from pathlib import Path
 
-import httpx
+from .conftest import client as _client
+from .conftest import worker as _worker
 
 PROBE = textwrap.dedent("""
     import json, urllib.request, urllib.error
@@ -20,7 +21,8 @@ PROBE = textwrap.dedent("""
     for method, path, body in [
         ("POST", "/sessions", {{"agent_profile": "worker", "working_directory": "/tmp",
                                 "env_vars": {{"PYTHONPATH": "/tmp/evil"}}}}),
-        ("GET", "/sessions", None), ("GET", "/events", None), ("GET", "/terminals/{tid}/inbox/messages", None),
+        ("GET", "/sessions", None), ("GET", "/events", None),
+        ("GET", "/terminals/{tid}/inbox/messages", None),
         ("POST", "/terminals/{tid}/input", {{"message": "rm -rf ~"}}), ("DELETE", "/terminals/{tid}", None),
     ]:
         data = None if body is None else json.dumps(body).encode()
@@ -41,8 +43,8 @@ PROBE = textwrap.dedent("""
 
 
 def test_another_local_user_cannot_drive_the_server(cao_server, as_other_user):
-    with httpx.Client(base_url=cao_server.url, headers=cao_server.headers, trust_env=False, timeout=30) as http:
-        created = http.post("/sessions", json={"agent_profile": "worker", "working_directory": str(cao_server.workdir)})
+    with _client(cao_server) as http:
+        created = http.post("/sessions", json=_worker(cao_server))
         assert created.status_code == 201, created.text
         tid = created.json()["id"]
         seen = as_other_user(PROBE.format(url=cao_server.url, tid=tid,
@@ -54,16 +56,13 @@ def test_another_local_user_cannot_drive_the_server(cao_server, as_other_user):
 
 
 def test_a_request_cannot_set_variables_that_change_which_code_runs(cao_server):
-    with httpx.Client(base_url=cao_server.url, headers=cao_server.headers, trust_env=False, timeout=30) as http:
+    with _client(cao_server) as http:
         for name in ("PYTHONPATH", "LD_PRELOAD", "NODE_OPTIONS", "PATH", "BASH_ENV"):
-            refused = http.post("/sessions", json={"agent_profile": "worker",
-                                                   "working_directory": str(cao_server.workdir),
-                                                   "env_vars": {name: "/tmp/evil"}})
+            refused = http.post("/sessions", json=_worker(cao_server, env_vars={name: "/tmp/evil"}))
             assert refused.status_code == 400, refused.text
             assert name in refused.json()["detail"] and "CAO_ALLOWED_ENV_VARS" in refused.json()["detail"]
         assert http.get("/sessions").json() == []  # nothing half-created
-        plain = http.post("/sessions", json={"agent_profile": "worker", "working_directory": str(cao_server.workdir),
-                                             "env_vars": {"PROJECT_MODE": "strict"}})
+        plain = http.post("/sessions", json=_worker(cao_server, env_vars={"PROJECT_MODE": "strict"}))
         assert plain.status_code == 201, plain.text
 
 
@@ -96,12 +95,9 @@ def test_another_user_never_sees_a_secret_in_process_arguments(cao_server, as_ot
         WATCH.format(seconds=30, stop=str(stop)), SECRET=secret)))
     watcher.start()
     try:
-        with httpx.Client(base_url=cao_server.url, headers=cao_server.headers, trust_env=False,
-                          timeout=30) as http:
+        with _client(cao_server) as http:
             for _ in range(5):
-                created = http.post("/sessions", json={"agent_profile": "worker",
-                                                       "working_directory": str(cao_server.workdir),
-                                                       "env_vars": {"SERVICE_KEY": secret}})
+                created = http.post("/sessions", json=_worker(cao_server, env_vars={"SERVICE_KEY": secret}))
                 assert created.status_code == 201, created.text
     finally:
         stop.write_text("")

@@ -96,8 +96,10 @@ def find_server(settings: Mapping[str, str], terminal_id: str) -> Target | None:
     if not (port.isascii() and port.isdigit()) or int(port) > 65535:
         return None
     try:
-        resume = float(settings.get("CAO_MCP_RESUME_SECONDS") or RESUME_SECONDS)
+        resume = min(3600.0, float(settings.get("CAO_MCP_RESUME_SECONDS") or RESUME_SECONDS))
     except ValueError:
+        resume = RESUME_SECONDS
+    if resume != resume:  # NaN
         resume = RESUME_SECONDS
     try:
         target = Target(base_url(host, port), terminal_id, read_token(home_dir(settings)),
@@ -247,9 +249,11 @@ class Relay:
             return None
         try:
             message = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
+            # RecursionError: nesting deeper than the interpreter's stack, which no agent sends.
+            reason = exc if isinstance(exc, ValueError) else "nested too deeply"
             self._send({"jsonrpc": "2.0", "id": None,
-                        "error": {"code": PARSE_ERROR, "message": f"Parse error: {exc}"}})
+                        "error": {"code": PARSE_ERROR, "message": f"Parse error: {reason}"}})
             return None
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             self._cancel(message.get("params"))
@@ -415,7 +419,7 @@ class Relay:
     def _deliver(self, text: str, requests: Mapping[Any, Any], answered: set[Any], entry: _Inflight) -> None:
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             _log(f"cao-server at {self.target.base_url} sent something that is not JSON; dropped")
             return
         for part in message if isinstance(message, list) else [message]:
@@ -442,7 +446,7 @@ class Relay:
         detail: Any = None
         try:
             parsed = json.loads(data) if data.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
             detail = parsed["error"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -32,15 +33,18 @@ UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_ROUTES = frozenset({("GET", "/health"), ("HEAD", "/health")})
 
 
+# A Host header is a name or an address, then an optional port; anything else (user info, a path, a
+# second colon) names no host, so it matches no allowed one.
+_HOST_RE = re.compile(r"^(?:\[([0-9a-f:.]+)\]|([a-z0-9._-]+))(?::\d{1,5})?\Z")
+
+
 def host_name(header: str) -> str:
-    """The host part of a Host header value, lowercased: ``[::1]:9889`` -> ``::1``."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        end = header.find("]")
-        return header[1:end] if end > 0 else header
-    if header.count(":") == 1:
-        return header.split(":", 1)[0]
-    return header
+    """The host part of a Host header value, lowercased (``[::1]:9889`` -> ``::1``); empty when the
+    value is not a plain host and port (``127.0.0.1:1@evil.example``)."""
+    found = _HOST_RE.match(header.strip().lower())
+    if found is None:
+        return ""
+    return found.group(1) or found.group(2)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -66,9 +70,10 @@ class HostGuard:
 
     def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
         self.app = app
-        extra = {host_name(h) for h in settings.allowed_hosts}
+        bound = settings.host.strip().strip("[]").lower()
+        extra = {host_name(h) or h.strip().strip("[]").lower() for h in settings.allowed_hosts}
         self.any_host = "*" in settings.allowed_hosts
-        self.allowed = frozenset(LOOPBACK_HOSTS | {host_name(settings.host)} | extra)
+        self.allowed = frozenset(LOOPBACK_HOSTS | {bound} | extra) - {""}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.any_host:
