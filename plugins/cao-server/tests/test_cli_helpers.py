@@ -207,3 +207,22 @@ def test_wait_done_stops_on_error_question_and_timeout() -> None:
         _wait(_Timeline((0, "processing"), (0.05, "waiting_user_answer")))
     with pytest.raises(click.ClickException, match=r"did not finish within 0\.2 s; the agent keeps running"):
         _wait(_Timeline((0, "processing")), timeout=0.2)
+
+
+@given(st.text())
+def test_printable_leaves_no_control_or_reordering_character(text):
+    from cao_server.printable import printable
+
+    shown = printable(text)
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u200b\u200e\u200f\u2028\u2029\u202e\u2066"
+                   for c in shown)
+    if all(c.isprintable() and c not in "\u2028\u2029" for c in text):
+        assert shown == text
+
+
+def test_tables_show_escape_sequences_instead_of_sending_them(capsys):
+    _render.table([("FROM", 10), ("MESSAGE", 40)],
+                  [("ab\x1b]0;owned\x07", _render.one_line("hi \x1b[2J\x1b[31mred \u202egnp.exe", 40))])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "ab\\x1b]0;owned\\x07" in out and "\\x1b[2J" in out and "\\u202e" in out

@@ -126,7 +126,11 @@ def test_server_log_has_access_lines_but_no_message_text(spawn_server, cao_home,
         assert http.post(f"/terminals/{tid}/input", params={"message": f"{marker} query"}).status_code == 200
         assert http.post(f"/terminals/{tid}/input", json={"message": f"{marker} body"}).status_code == 200
         assert http.get(f"/terminals/{tid}/wait", params={"status": "completed"}).status_code == 200
+        # A path carrying a line break and an escape sequence cannot forge a log line or reach a terminal.
+        http.get("/sessions/x%0aINFO:%20forged%20line%1b[2J")
     process.stop()
     log = process.stderr_text()
     assert f"POST /terminals/{tid}/input 200" in log
     assert marker not in log
+    assert not any(line.startswith("INFO: forged") for line in log.splitlines()) and "\x1b" not in log
+    assert "/sessions/x\\x0aINFO: forged line\\x1b[2J 4" in log

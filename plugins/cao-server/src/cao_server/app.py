@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from cao_hookspecs.errors import CaoError
 
 from .asgi import StatusWatch
+from .printable import printable
 from .endpoints import ENDPOINTS, Call, Context, Endpoint, Reply, check_path
 from .params import read_body, read_params
 from .settings import ServerSettings
@@ -177,8 +178,8 @@ class AccessLog:
         finally:
             access_log.info(
                 "%s %s %d %.1fms",
-                scope["method"],
-                scope["path"],
+                printable(scope["method"]),
+                printable(scope["path"]),
                 watch.status,
                 (time.perf_counter() - started) * 1000,
             )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..converter import to_json_fields
+from ..printable import printable
 
 if TYPE_CHECKING:
     from cao_hookspecs import Message, Terminal
@@ -29,7 +30,8 @@ def table(headers: Sequence[tuple[str, int]], rows: Sequence[Sequence[object]]) 
 
 
 def _cell(value: object) -> str:
-    return "N/A" if value is None else str(value)
+    # Sender ids, bodies and names come from other agents and clients: never raw escape sequences.
+    return "N/A" if value is None else printable(str(value))
 
 
 def status_of(terminal: Terminal) -> str:

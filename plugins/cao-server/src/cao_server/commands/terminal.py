@@ -9,7 +9,7 @@ import click
 if TYPE_CHECKING:
     from cao_hookspecs import KernelAPI, StatusReport, Terminal
 
-INBOX_STATES = ("pending", "delivering", "delivered", "failed", "dead")
+INBOX_STATES = ("pending", "delivering", "delivered", "failed", "dead", "uncertain")
 MESSAGE_WIDTH = 60
 
 
