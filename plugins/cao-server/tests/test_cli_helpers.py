@@ -214,8 +214,8 @@ def test_printable_leaves_no_control_or_reordering_character(text):
     from cao_server.printable import printable
 
     shown = printable(text)
-    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u200b\u200e\u200f\u2028\u2029\u202e\u2066"
-                   for c in shown)
+    hidden = "\u200b\u200e\u200f\u2028\u2029\u202e\u2066"
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in hidden for c in shown)
     if all(c.isprintable() and c not in "\u2028\u2029" for c in text):
         assert shown == text
 
