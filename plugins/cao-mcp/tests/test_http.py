@@ -99,6 +99,13 @@ async def test_http_errors_name_the_problem(server: Any, mcp: Any) -> None:
             assert answer.error and "timed out" in answer.data["message"]
             worker = answer.data["terminal_id"]
             assert ID.match(worker) and worker in answer.data["message"]
+            other = await mcp.agent(server, api)  # the user's, not this agent's
+            refused = await mcp.call(client, "delete_terminal", {"terminal_id": other})
+            assert refused.error and f"terminal {other} was started by the user, not by you" in refused.text
+            async with mcp.http(server.mcp_url, worker, token=server.token) as as_worker:
+                refused = await mcp.call(as_worker, "delete_terminal", {"terminal_id": own})
+                assert refused.error and "started by the user" in refused.text  # its supervisor: never
+            assert {t.id for t in await api.list_terminals((await api.get_terminal(own)).session_name)} >= {own}
             deleted = await mcp.call(client, "delete_terminal", {"terminal_id": worker})
             assert not deleted.error, deleted.text
             failed = await mcp.call(client, "fail", {"reason": "over http"})

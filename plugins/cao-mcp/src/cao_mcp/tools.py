@@ -319,6 +319,13 @@ async def delete_terminal(env: ToolEnv, terminal_id: str) -> ToolResult:
     if terminal_id == env.caller.id:
         return _failure(f"terminal {terminal_id} is your own terminal; delete only workers you started")
     try:
+        if env.caller.id is not None:
+            # An agent deletes only the workers it started: never its supervisor, a peer or the user's.
+            target = await env.kernel.get_terminal(terminal_id)
+            if target.caller_id != env.caller.id:
+                starter = f"terminal {target.caller_id}" if target.caller_id else "the user"
+                return _failure(f"terminal {terminal_id} was started by {starter}, not by you; delete only "
+                                f"workers you started")
         await env.kernel.delete_terminal(terminal_id)
     except Exception as exc:
         if not _answerable(env, exc):
@@ -337,8 +344,8 @@ DELETE_TERMINAL = BuiltinTool(
     description=(
         "Delete a terminal and stop the agent running in it. Delete the workers you started with assign "
         "once you have their results and no longer need them (handoff removes its worker by itself), and "
-        "a worker kept after a failed handoff once you have looked at it. You cannot delete your own "
-        "terminal."
+        "a worker kept after a failed handoff once you have looked at it. You can delete only workers you "
+        "started: not your own terminal, your supervisor or any other agent's."
     ),
     params={"terminal_id": "Id of the terminal to delete (8 lowercase hex characters)."},
 )
