@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import os
 import sys
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -148,7 +150,7 @@ class PluginLoader:
 
     def _load_one(self, ep: importlib.metadata.EntryPoint, dist: str | None, version: str | None) -> None:
         try:
-            plugin = ep.load()
+            plugin = _load_within(ep, _load_timeout())
             register_checked(self.pm, plugin, ep.name)
         except BaseException as exc:  # noqa: BLE001 - a plugin may raise anything, SystemExit included
             if isinstance(exc, KeyboardInterrupt):
@@ -202,3 +204,35 @@ def _headers(text: str, wanted: tuple[str, ...]) -> dict[str, str]:
         if colon and not line[:1].isspace() and key in wanted and key not in found:
             found[key] = value.strip()
     return found
+
+
+# Seconds one plugin's import may take (CAO_PLUGIN_LOAD_TIMEOUT): one that hangs must not hang cao.
+LOAD_TIMEOUT = 10.0
+
+
+def _load_timeout() -> float:
+    try:
+        return max(0.1, float(os.environ.get("CAO_PLUGIN_LOAD_TIMEOUT") or LOAD_TIMEOUT))
+    except ValueError:
+        return LOAD_TIMEOUT
+
+
+def _load_within(ep: importlib.metadata.EntryPoint, seconds: float) -> Any:
+    """``ep.load()`` in a thread of its own: an import still running after ``seconds`` is reported as a
+    failure and left behind (a daemon thread, gone with the process)."""
+    outcome: dict[str, Any] = {}
+
+    def load() -> None:
+        try:
+            outcome["plugin"] = ep.load()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=load, name=f"cao-plugin-load-{ep.name}", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"its import did not finish within {seconds:g} s (CAO_PLUGIN_LOAD_TIMEOUT)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["plugin"]

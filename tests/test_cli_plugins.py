@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 import types
 from collections.abc import Callable
@@ -235,3 +236,24 @@ def test_installed_plugin_command_through_entry_points():
     listed = run_cao("plugins", "--hook", "cao_register_commands", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "fixture_good" in [r["name"] for r in json.loads(listed.stdout)]
+
+
+def test_strict_mode_names_the_broken_plugin_in_one_line_without_a_traceback():
+    env = dict(os.environ, PYTHONPATH=str(FIXTURES / "import_error"), CAO_STRICT_PLUGINS="1")
+    done = subprocess.run([str(CAO), "plugins"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "Error: " in done.stderr and "fixture_import_error" in done.stderr and "failed to load" in done.stderr
+
+
+def test_a_plugin_whose_import_hangs_is_reported_and_cao_goes_on():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(FIXTURES / "hangs"), str(FIXTURES / "good")]),
+               CAO_PLUGIN_LOAD_TIMEOUT="1")
+    started = time.monotonic()
+    done = subprocess.run([str(CAO), "plugins", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - started < 15
+    assert done.returncode == 0, done.stderr
+    records = {r["name"]: r for r in json.loads(done.stdout)}
+    assert records["fixture_hangs"]["status"] == "failed"
+    assert "did not finish within 1 s" in records["fixture_hangs"]["error"]
+    assert records["fixture_good"]["status"] == "active"

@@ -32,10 +32,17 @@ def get_kernel(ctx: click.Context) -> Kernel:
     root = ctx.find_root()
     state: dict[str, Any] = root.ensure_object(dict)
     if "kernel" not in state:
+        from cao_hookspecs.errors import PluginError
+
         from ..kernel import Kernel
         from ..plugins import LoadPolicy
 
-        state["kernel"] = Kernel(policy=LoadPolicy.from_env(no_plugins=state.get("no_plugins", False)))
+        try:
+            state["kernel"] = Kernel(policy=LoadPolicy.from_env(no_plugins=state.get("no_plugins", False)))
+        except PluginError as exc:
+            # CAO_STRICT_PLUGINS: a plugin that fails to load is an error, said in one line.
+            raise click.ClickException(f"{exc} (CAO_STRICT_PLUGINS is set; unset it, or use --no-plugins "
+                                       f"to start without plugins)") from None
     return state["kernel"]
 
 

@@ -424,10 +424,14 @@ def test_commands_report_a_missing_server_in_one_line(tmp_path: Path) -> None:
     for args in commands:
         done = subprocess.run([CAO, *args], env=env, capture_output=True, text=True, timeout=30, cwd=tmp_path)
         assert (done.returncode, done.stdout, done.stderr) == (1, "", expected), args
-    bad_port = subprocess.run([CAO, "info"], env={**env, "CAO_API_PORT": "http"}, capture_output=True,
-                              text=True, timeout=30, cwd=tmp_path)
-    assert (bad_port.returncode, bad_port.stderr) == (
-        1, "Error: CAO_API_PORT must be a port number, got 'http'\n")
+    for wrong in ("http", "99999", "0"):
+        bad_port = subprocess.run([CAO, "info"], env={**env, "CAO_API_PORT": wrong}, capture_output=True,
+                                  text=True, timeout=30, cwd=tmp_path)
+        assert (bad_port.returncode, bad_port.stderr) == (
+            1, f"Error: CAO_API_PORT must be a port number (1-65535), got {wrong!r}\n")
+    out_of_range = subprocess.run([CAO, "session", "list"], env={**env, "CAO_API_PORT": "99999"},
+                                  capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert "Traceback" not in out_of_range.stderr and "(1-65535)" in out_of_range.stderr
     info = subprocess.run([CAO, "info"], env=env, capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert info.returncode == 0
     assert info.stdout.splitlines() == [

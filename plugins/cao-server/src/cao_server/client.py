@@ -415,8 +415,8 @@ def connect(settings: Mapping[str, Any] | None = None, *, timeout: float = 30.0)
     settings = os.environ if settings is None else settings
     host = advertised_host(str(settings.get("CAO_API_HOST") or DEFAULT_HOST).strip())
     port = str(settings.get("CAO_API_PORT") or DEFAULT_PORT).strip()
-    if not (port.isascii() and port.isdigit()):
-        raise InvalidInput(f"CAO_API_PORT must be a port number, got {port!r}")
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) <= 65535:
+        raise InvalidInput(f"CAO_API_PORT must be a port number (1-65535), got {port!r}")
     return HttpKernel(base_url(host, port), token=read_token(home_dir(settings)), timeout=timeout)
 
 
