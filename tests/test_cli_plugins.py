@@ -243,14 +243,15 @@ def test_strict_mode_names_the_broken_plugin_in_one_line_without_a_traceback():
     done = subprocess.run([str(CAO), "plugins"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert "Error: " in done.stderr and "fixture_import_error" in done.stderr and "failed to load" in done.stderr
+    assert "Error: plugin 'fixture_import_error' failed to load" in done.stderr
 
 
 def test_a_plugin_whose_import_hangs_is_reported_and_cao_goes_on():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(FIXTURES / "hangs"), str(FIXTURES / "good")]),
                CAO_PLUGIN_LOAD_TIMEOUT="1")
     started = time.monotonic()
-    done = subprocess.run([str(CAO), "plugins", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([str(CAO), "plugins", "--json"], env=env, capture_output=True, text=True,
+                          timeout=60)
     assert time.monotonic() - started < 15
     assert done.returncode == 0, done.stderr
     records = {r["name"]: r for r in json.loads(done.stdout)}
