@@ -207,3 +207,25 @@ def test_a_write_failure_leaves_no_partial_files(home: CaoHome, tmp_path: Path) 
         if home.agent_context.is_dir():
             home.agent_context.chmod(0o700)
     assert snapshot(home.root) == before
+
+
+def test_concurrent_installs_keep_every_key_of_the_managed_env(home: CaoHome) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(20) as pool:
+        list(pool.map(lambda n: install(str(FIXTURE), home, env=[f"KEY_{n}=value-{n}"]), range(20)))
+    assert read_env(home) == {f"KEY_{n}": f"value-{n}" for n in range(20)}
+
+
+def test_a_value_with_a_line_separator_stays_one_value(home: CaoHome) -> None:
+    tricky = "first\u2028INJECTED=1\x0cx\x1dy"
+    install(str(FIXTURE), home, env=[f"TRICKY={tricky}"])
+    assert read_env(home) == {"TRICKY": tricky}
+
+
+def test_a_managed_env_open_to_others_is_made_private(home: CaoHome) -> None:
+    install(str(FIXTURE), home, env=["SECRET=s"])
+    env_file = home.root / ".env"
+    env_file.chmod(0o644)
+    assert read_env(home) == {"SECRET": "s"}
+    assert env_file.stat().st_mode & 0o777 == 0o600

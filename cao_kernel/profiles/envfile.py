@@ -7,6 +7,9 @@ loaded; they are never exported to terminals.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,6 +18,8 @@ from typing import Any
 from ..errors import InvalidInput
 from ..home import CaoHome
 from .validate import ENV_KEY_RE, check_env_key, check_env_value
+
+log = logging.getLogger(__name__)
 
 ENV_FILE_NAME = ".env"
 PLACEHOLDER_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -37,10 +42,16 @@ def _unquote(raw: str) -> str:
     return value.split(" #", 1)[0].rstrip()
 
 
+def _lines(text: str) -> list[str]:
+    # Lines end at LF (CR LF too) only: str.splitlines would also end one at U+2028 or a form feed
+    # inside a value, turning the rest of the value into a key of its own.
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def parse_env(text: str) -> dict[str, str]:
     """Read ``KEY=VALUE`` lines; lines that are not assignments to a valid key are ignored."""
     values: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in _lines(text):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _LINE_RE.match(line)
@@ -50,13 +61,27 @@ def parse_env(text: str) -> dict[str, str]:
 
 
 def read_env(home: CaoHome) -> dict[str, str]:
-    """The managed values (empty when the file does not exist)."""
+    """The managed values (empty when the file does not exist). A file others can read is made private
+    again first: it holds secrets."""
+    tighten(env_path(home), 0o600)
     try:
         return parse_env(env_path(home).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {env_path(home)}: {exc}") from None
+
+
+def tighten(path: Path, mode: int) -> None:
+    """Take group and other permissions off ``path`` when it is ours and has any, saying so."""
+    try:
+        info = path.stat()
+    except OSError:
+        return
+    if info.st_mode & 0o077 and info.st_uid == os.getuid():
+        log.warning("%s was open to other users; its mode is set to %o", path, mode)
+        with contextlib.suppress(OSError):
+            os.chmod(path, mode)
 
 
 def format_assignment(key: str, value: str) -> str:
@@ -81,7 +106,7 @@ def updated_env_text(current: str, updates: Mapping[str, str]) -> str:
     """``current`` with each key of ``updates`` replaced in place (comments kept) or appended."""
     pending = dict(updates)
     lines = []
-    for line in current.splitlines():
+    for line in _lines(current.removesuffix("\n")) if current else []:
         match = _LINE_RE.match(line) if line.strip() and not line.lstrip().startswith("#") else None
         if match and match.group(1) in pending:
             key = match.group(1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -135,13 +135,15 @@ def install(
     already_local = found_local is not None and found_local == store_file
 
     writes: list[tuple[Path, str, int]] = []
-    if updates:
-        current = _read_existing(env_path(home))
-        writes.append((env_path(home), updated_env_text(current, updates), 0o600))
     if not already_local:
         writes.append((store_file, raw, 0o644))
     writes.append((context_file, raw, 0o644))
-    _commit(home, writes)
+    with _env_lock(home) if updates else contextlib.nullcontext():
+        # Read and rewritten under the lock: two installs at once must not drop each other's keys.
+        if updates:
+            current = _read_existing(env_path(home))
+            writes.insert(0, (env_path(home), updated_env_text(current, updates), 0o600))
+        _commit(home, writes)
 
     return InstallResult(
         name=name,
@@ -157,6 +159,20 @@ def install(
         already_local=already_local,
         profile=attrs.evolve(profile, source="local", path=str(store_file)),
     )
+
+
+@contextlib.contextmanager
+def _env_lock(home: CaoHome) -> Iterator[None]:
+    """An exclusive lock on the managed ``.env`` (a lock file beside it), across processes."""
+    import fcntl
+
+    home.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(home.root / ".env.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _read_existing(path: Path) -> str:

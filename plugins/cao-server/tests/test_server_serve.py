@@ -134,3 +134,11 @@ def test_server_log_has_access_lines_but_no_message_text(spawn_server, cao_home,
     assert marker not in log
     assert not any(line.startswith("INFO: forged") for line in log.splitlines()) and "\x1b" not in log
     assert "/sessions/x\\x0aINFO: forged line\\x1b[2J 4" in log
+
+
+def test_a_cao_home_open_to_others_is_made_private_when_the_server_starts(spawn_server, cao_home):
+    cao_home.chmod(0o755)
+    process = spawn_server("--port", "0")
+    process.wait_ready()
+    assert stat.S_IMODE(cao_home.stat().st_mode) == 0o700
+    assert "open to other users" in process.stderr_text()

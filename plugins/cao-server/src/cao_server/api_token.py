@@ -30,6 +30,7 @@ def ensure_token(home: str | os.PathLike[str]) -> str:
     """The token in ``home``, created (atomically, mode 0600) when there is none yet."""
     path = token_path(home)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _private_folder(path.parent)
     if not path.exists():
         # Written to a private temporary file, then linked into place: a reader never sees a partial
         # token, and of two servers starting at once the second one reads the first one's token.
@@ -46,6 +47,15 @@ def ensure_token(home: str | os.PathLike[str]) -> str:
         finally:
             os.unlink(tmp)
     return _read(path)
+
+
+def _private_folder(folder: Path) -> None:
+    """A cao home others can enter or list is made private: it holds the token, the managed ``.env``
+    and every terminal's files."""
+    info = folder.stat()
+    if info.st_mode & 0o077 and (not hasattr(os, "getuid") or info.st_uid == os.getuid()):
+        log.warning("%s was open to other users; its mode is set to 700", folder)
+        os.chmod(folder, 0o700)
 
 
 def read_token(home: str | os.PathLike[str]) -> str | None:
