@@ -301,6 +301,15 @@ class Kernel:
         return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout,
                                                            call_id=call_id)
 
+    async def verify_terminal_secret(self, terminal_id: str, secret: str | None) -> bool:
+        """Whether ``secret`` proves ``terminal_id``'s identity (cao's MCP endpoint asks on every call
+        that names a terminal). Not part of ``KernelAPI``: only a server holding the kernel can tell."""
+        try:
+            terminals = await self._terminals()
+        except CaoError:
+            return True  # no terminal backend: no terminal, so no identity to prove
+        return terminals.secret_ok(terminal_id, secret)
+
     async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
         return await (await self._orchestration()).assign(caller_id, agent_profile, message)
 

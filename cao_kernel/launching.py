@@ -22,6 +22,10 @@ from .errors import InvalidInput
 #: The variable every terminal and every MCP server entry of it carries: upstream's contract.
 TERMINAL_ID_VARIABLE = "CAO_TERMINAL_ID"
 HOME_VARIABLE = "CAO_HOME_DIR"
+# The secret that proves a terminal's identity on cao's MCP endpoint: in cao's own MCP entry only.
+SECRET_VARIABLE = "CAO_TERMINAL_SECRET"
+# The key under which a terminal's metadata keeps the secret's SHA-256 (never the secret itself).
+SECRET_DIGEST_KEY = "mcp_secret_sha256"
 
 
 def new_terminal_id() -> str:
@@ -45,21 +49,26 @@ def matching_spec(entry: Mapping[str, Any], specs: Iterable[McpServerSpec]) -> M
 
 
 def mcp_servers(
-    profile: AgentProfile, identity: Mapping[str, str], specs: Iterable[McpServerSpec]
+    profile: AgentProfile, identity: Mapping[str, str], specs: Iterable[McpServerSpec],
+    secret: str | None = None,
 ) -> dict[str, Any]:
     """The profile's MCP server entries for one terminal: an entry that asks for cao's own server gets
-    this installation's command, and every entry gets ``identity`` in its own ``env``."""
+    this installation's command and the terminal's ``secret``, and every entry gets ``identity`` in its
+    own ``env``."""
     specs = tuple(specs)
     servers: dict[str, Any] = {}
     for name, entry in profile.mcp_servers.items():
         entry = dict(entry or {})
         spec = matching_spec(entry, specs)
+        proof = {}
         if spec is not None:
             command, args = spec.command()
             entry["command"], entry["args"] = command, list(args)
+            if secret is not None:
+                proof = {SECRET_VARIABLE: secret}  # never handed to another MCP server
         # Some CLIs start MCP servers with a scrubbed environment: what cao's server needs goes into
         # each entry's own env.
-        entry["env"] = {**dict(entry.get("env") or {}), **identity}
+        entry["env"] = {**dict(entry.get("env") or {}), **identity, **proof}
         servers[name] = entry
     return servers
 
@@ -130,6 +139,8 @@ def record_from(info: TerminalInfo, backend_name: str) -> Terminal:
 
 __all__ = [
     "HOME_VARIABLE",
+    "SECRET_DIGEST_KEY",
+    "SECRET_VARIABLE",
     "TERMINAL_ID_VARIABLE",
     "advertised_env",
     "answer_reader",

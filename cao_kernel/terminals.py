@@ -12,6 +12,8 @@ The delivery engine sees terminals through the narrow ``Receivers`` protocol thi
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
 import re
 import secrets
@@ -136,6 +138,16 @@ class Terminals:
     def get(self, terminal_id: str) -> LiveTerminal | None:
         """The terminal, or None when this kernel does not know it."""
         return self._live.get(terminal_id)
+
+    def secret_ok(self, terminal_id: str, secret: str | None) -> bool:
+        """Whether ``secret`` proves the identity of ``terminal_id`` (the one its MCP entry was given).
+        An unknown terminal, or one made before terminals had secrets, proves nothing and is let
+        through: what it asks for is refused or explained by the tools themselves."""
+        live = self._live.get(terminal_id)
+        recorded = live.extra.get(launching.SECRET_DIGEST_KEY) if live is not None else None
+        if not recorded:
+            return True
+        return secret is not None and hmac.compare_digest(digest(secret), recorded)
 
     def find(self, matches: Callable[[LiveTerminal], bool]) -> LiveTerminal | None:
         """The first terminal ``matches`` accepts, or None."""
@@ -278,7 +290,10 @@ class Terminals:
         advertised = self._advertised_env()
         identity = {launching.TERMINAL_ID_VARIABLE: terminal_id,
                     launching.HOME_VARIABLE: str(self._home.root), **advertised}
-        mcp_servers = launching.mcp_servers(profile, identity, self._registry.mcp_servers.values())
+        secret = secrets.token_urlsafe(32)
+        extra = {**(extra or {}), launching.SECRET_DIGEST_KEY: digest(secret)}
+        mcp_servers = launching.mcp_servers(profile, identity, self._registry.mcp_servers.values(),
+                                            secret)
         ctx = LaunchContext(
             terminal=record, profile=profile, working_directory=workdir, runtime_dir=str(runtime_dir),
             mcp_servers=mcp_servers, model=model, allowed_tools=record.allowed_tools, yolo=request.yolo,
@@ -618,6 +633,10 @@ class Terminals:
                 live.tracker.fail(f"cannot watch terminal: {exc}")
                 continue
             self._watch.refresh(live)
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def _evolve(request: CreateTerminalRequest, **changes: Any) -> CreateTerminalRequest:

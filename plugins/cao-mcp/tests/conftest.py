@@ -118,6 +118,14 @@ class Server:
     def mcp_url(self) -> str:
         return f"{self.url}/mcp"
 
+    def secret(self, terminal_id: str) -> str | None:
+        """The secret cao gave the terminal's MCP entry, read from the file its agent was given (None
+        when it has no entry for cao's server)."""
+        config = self.home / "runtime" / "terminals" / terminal_id / "mcp.json"
+        servers = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]
+        return next((entry["env"]["CAO_TERMINAL_SECRET"] for entry in servers.values()
+                     if "CAO_TERMINAL_SECRET" in entry.get("env", {})), None)
+
     @property
     def token(self) -> str | None:
         from cao_server.api_token import read_token
@@ -130,6 +138,10 @@ class Server:
                "PYTHONPATH": str(self.plugin_dir)}
         if terminal_id is not None:
             env["CAO_TERMINAL_ID"] = terminal_id
+            with contextlib.suppress(FileNotFoundError):  # a made-up id, or a profile without cao's entry
+                secret = self.secret(terminal_id)
+                if secret is not None:
+                    env["CAO_TERMINAL_SECRET"] = secret
         env.update(extra)
         return env
 
@@ -256,10 +268,10 @@ class Mcp:
 
     @staticmethod
     @contextlib.asynccontextmanager
-    async def http(url: str, terminal_id: str | None = None, *,
-                   token: str | None = None) -> AsyncIterator[Any]:
-        """The SDK's streamable HTTP client on ``url``, naming ``terminal_id`` in ``X-CAO-Terminal-Id`` and
-        sending the server's API ``token``."""
+    async def http(url: str, terminal_id: str | None = None, *, token: str | None = None,
+                   secret: str | None = None) -> AsyncIterator[Any]:
+        """The SDK's streamable HTTP client on ``url``, naming ``terminal_id`` in ``X-CAO-Terminal-Id``,
+        proving it with its ``secret`` and sending the server's API ``token``."""
         import httpx2
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
@@ -267,6 +279,8 @@ class Mcp:
         headers = {"X-CAO-Terminal-Id": terminal_id} if terminal_id is not None else {}
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        if secret:
+            headers["X-CAO-Terminal-Secret"] = secret
         async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 yield client

@@ -115,7 +115,7 @@ async def test_any_mcp_client_listing_the_tools_reports_the_terminal(server: Any
         ), wait_ready=False)).id for _ in range(2)]
         for worker in workers:
             await api.send_message(supervisor, worker, f"hello {worker}")
-        async with mcp.http(server.mcp_url, workers[0], token=server.token) as client:
+        async with mcp.http(server.mcp_url, workers[0], token=server.token, secret=server.secret(workers[0])) as client:
             await asyncio.sleep(1.5)  # the agents are up; this client is initialized but listed no tools
             assert [m.state for w in workers for m in await api.list_messages(w)] == ["pending", "pending"]
             await client.list_tools()

@@ -40,7 +40,7 @@ async def test_http_callers_are_told_apart(server: Any, mcp: Any) -> None:
 async def test_http_handoff_returns_the_workers_answer(server: Any, mcp: Any) -> None:
     async with server.client() as api:
         own = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own, token=server.token) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token, secret=server.secret(own)) as client:
             answer = await mcp.call(client, "handoff",
                                     {"agent_profile": "developer", "message": "list the tests"})
     assert not answer.error, answer.text
@@ -51,7 +51,7 @@ async def test_http_handoff_returns_the_workers_answer(server: Any, mcp: Any) ->
 async def test_http_assign_returns_at_once_with_the_callback_line(server: Any, mcp: Any) -> None:
     async with server.client() as api:
         own = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own, token=server.token) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token, secret=server.secret(own)) as client:
             started = time.monotonic()
             answer = await mcp.call(client, "assign", {"agent_profile": "slow_worker", "message": "lint it"})
             elapsed = time.monotonic() - started
@@ -67,7 +67,7 @@ async def test_http_send_message_waits_for_the_busy_receiver(server: Any, mcp: A
     async with server.client() as api:
         own = await mcp.agent(server, api)
         receiver = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own, token=server.token) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token, secret=server.secret(own)) as client:
             await api.send_input(receiver, "__mock_sleep_2")
             busy_since = time.monotonic()
             answer = await mcp.call(client, "send_message",
@@ -89,7 +89,7 @@ async def test_http_errors_name_the_problem(server: Any, mcp: Any) -> None:
         assert answer.error and "X-CAO-Terminal-Id '../etc' is invalid" in answer.data["message"]
     async with server.client() as api:
         own = await mcp.agent(server, api)
-        async with mcp.http(server.mcp_url, own, token=server.token) as client:
+        async with mcp.http(server.mcp_url, own, token=server.token, secret=server.secret(own)) as client:
             answer = await mcp.call(client, "assign", {"agent_profile": "ghost", "message": "x"})
             assert answer.error and "unknown agent profile 'ghost'" in answer.data["message"]
             answer = await mcp.call(client, "send_message", {"receiver_id": "deadbeef", "message": "x"})
@@ -102,11 +102,51 @@ async def test_http_errors_name_the_problem(server: Any, mcp: Any) -> None:
             other = await mcp.agent(server, api)  # the user's, not this agent's
             refused = await mcp.call(client, "delete_terminal", {"terminal_id": other})
             assert refused.error and f"terminal {other} was started by the user, not by you" in refused.text
-            async with mcp.http(server.mcp_url, worker, token=server.token) as as_worker:
-                refused = await mcp.call(as_worker, "delete_terminal", {"terminal_id": own})
-                assert refused.error and "started by the user" in refused.text  # its supervisor: never
+            async with mcp.http(server.mcp_url, other, token=server.token,
+                                secret=server.secret(other)) as as_other:
+                refused = await mcp.call(as_other, "delete_terminal", {"terminal_id": own})
+                assert refused.error and "started by the user" in refused.text  # a peer: never
             assert {t.id for t in await api.list_terminals((await api.get_terminal(own)).session_name)} >= {own}
             deleted = await mcp.call(client, "delete_terminal", {"terminal_id": worker})
             assert not deleted.error, deleted.text
             failed = await mcp.call(client, "fail", {"reason": "over http"})
             assert failed.error and "plugin tool failed on purpose: over http" in failed.text
+
+
+async def test_a_terminal_named_on_mcp_must_be_proven_with_its_secret(server: Any, mcp: Any) -> None:
+    """A forged X-CAO-Terminal-Id (another agent's id, no secret or a wrong one) is refused before any
+    tool runs; the terminal's own MCP entry carries the secret that proves it."""
+    import httpx2
+
+    async with server.client() as api:
+        supervisor = await mcp.agent(server, api)
+        receiver = await mcp.agent(server, api)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "send_message", "arguments": {"receiver_id": receiver, "message": "from your supervisor"}}}
+    base = {"Authorization": f"Bearer {server.token}", "X-CAO-Terminal-Id": supervisor,
+            "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for forged in ({}, {"X-CAO-Terminal-Secret": "guessed"}):
+            answer = await http.post(server.mcp_url, json=call, headers={**base, **forged})
+            assert answer.status_code == 403, answer.text
+            assert f"names terminal {supervisor}" in answer.json()["detail"]
+    async with server.client() as api:
+        assert await api.list_messages(receiver) == []
+    async with mcp.http(server.mcp_url, supervisor, token=server.token,
+                        secret=server.secret(supervisor)) as client:
+        sent = await mcp.call(client, "send_message", {"receiver_id": receiver, "message": "really me"})
+        assert not sent.error, sent.text
+
+
+def test_only_caos_own_mcp_entry_is_given_the_secret() -> None:
+    from cao_hookspecs import AgentProfile, McpServerSpec
+    from cao_kernel import launching
+
+    profile = AgentProfile(name="p", mcp_servers={"cao": {"command": "cao-mcp-server"},
+                                                  "other": {"command": "someone-elses-server"}})
+    spec = McpServerSpec(name="cao", command=lambda: ("cao-mcp-server", ()),
+                         matches=lambda entry: entry.get("command") == "cao-mcp-server")
+    entries = launching.mcp_servers(profile, {"CAO_TERMINAL_ID": "0123abcd"}, [spec], "s3cret")
+    assert entries["cao"]["env"]["CAO_TERMINAL_SECRET"] == "s3cret"
+    assert "CAO_TERMINAL_SECRET" not in entries["other"]["env"]
+    assert entries["other"]["env"]["CAO_TERMINAL_ID"] == "0123abcd"

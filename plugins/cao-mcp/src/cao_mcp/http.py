@@ -24,7 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 from cao_server.asgi import StatusWatch
 
-from .tools import ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE, Caller, context_header, header_value
+from .tools import (
+    ID_HEADER,
+    RELAY_HEADER,
+    SECRET_HEADER,
+    SECRET_VARIABLE,
+    TERMINAL_ID_RE,
+    Caller,
+    context_header,
+    header_value,
+)
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -103,6 +112,9 @@ class McpHttpApp:
             return
         await self.start()
         terminal_id = _terminal_header(scope)
+        if terminal_id is not None and not await self._proven(terminal_id, scope):
+            await _refused_identity(send, terminal_id)
+            return
         if scope.get("method") != "POST" or terminal_id is None:
             await self._manager.handle_request(scope, receive, send)
             return
@@ -111,6 +123,19 @@ class McpHttpApp:
         await self._manager.handle_request(scope, receive, watch)
         if watch.status == 200 and _lists_tools(body) and not _has_header(scope, RELAY_HEADER):
             await self._report_connected(terminal_id)
+
+    async def _proven(self, terminal_id: str, scope: Scope) -> bool:
+        """Whether the request proves it comes from ``terminal_id`` (its MCP entry's secret), where the
+        kernel can tell: an in-process kernel; a client kernel (no secrets to compare) cannot."""
+        verify = getattr(self.kernel, "verify_terminal_secret", None)
+        if verify is None:
+            return True
+        secret = None
+        wanted = SECRET_HEADER.lower().encode("latin-1")
+        for key, value in scope.get("headers") or ():
+            if key.lower() == wanted:
+                secret = value.decode("latin-1")
+        return bool(await verify(terminal_id, secret))
 
     async def _report_connected(self, terminal_id: str) -> None:
         from cao_hookspecs.errors import CaoError
@@ -225,6 +250,15 @@ def _lists_tools(body: bytes) -> bool:
         return False
     messages = data if isinstance(data, list) else [data]
     return any(isinstance(m, dict) and m.get("method") == "tools/list" for m in messages)
+
+
+async def _refused_identity(send: Send, terminal_id: str) -> None:
+    detail = (f"the request names terminal {terminal_id} in {ID_HEADER} but does not prove it: send the "
+              f"secret cao gave that terminal's MCP server ({SECRET_VARIABLE}) in {SECRET_HEADER}")
+    body = json.dumps({"detail": detail, "error": "Forbidden"}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 403, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _unavailable(send: Send) -> None:

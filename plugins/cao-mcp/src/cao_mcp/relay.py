@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from .tools import CALL_HEADER, ID_HEADER, RELAY_HEADER, TERMINAL_ID_RE
+from .tools import CALL_HEADER, ID_HEADER, RELAY_HEADER, SECRET_HEADER, SECRET_VARIABLE, TERMINAL_ID_RE
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -46,7 +46,7 @@ class Target:
     """Where the relay sends messages: cao-server's address, its token, and the caller's terminal id."""
 
     def __init__(self, base_url: str, terminal_id: str, token: str | None = None, *,
-                 resume_seconds: float = RESUME_SECONDS) -> None:
+                 resume_seconds: float = RESUME_SECONDS, secret: str | None = None) -> None:
         from urllib.parse import urlsplit
 
         self.base_url = base_url.rstrip("/")
@@ -59,6 +59,7 @@ class Target:
         self.terminal_id = terminal_id
         self.token = token
         self.resume_seconds = resume_seconds
+        self.secret = secret
 
     def connection(self, timeout: float) -> http.client.HTTPConnection:
         """A new connection, opened now (``timeout`` bounds the opening only)."""
@@ -71,6 +72,8 @@ class Target:
 
     def headers(self) -> dict[str, str]:
         headers = {ID_HEADER: self.terminal_id, RELAY_HEADER: "1"}
+        if self.secret:
+            headers[SECRET_HEADER] = self.secret
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         return headers
@@ -103,7 +106,7 @@ def find_server(settings: Mapping[str, str], terminal_id: str) -> Target | None:
         resume = RESUME_SECONDS
     try:
         target = Target(base_url(host, port), terminal_id, read_token(home_dir(settings)),
-                        resume_seconds=max(0.0, resume))
+                        resume_seconds=max(0.0, resume), secret=settings.get(SECRET_VARIABLE) or None)
         conn = target.connection(CHECK_TIMEOUT)
     except (OSError, ValueError):
         return None

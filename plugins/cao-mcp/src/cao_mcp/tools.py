@@ -26,6 +26,10 @@ ID_HEADER = "X-CAO-Terminal-Id"
 RELAY_HEADER = "X-CAO-Relay"
 # Sent by the relay with a handoff: the id its retry after a lost connection repeats (see Kernel.handoff).
 CALL_HEADER = "X-CAO-Call-Id"
+# The secret cao gave the terminal's MCP entry, and the header that carries it: it proves the terminal
+# named in ID_HEADER is the caller.
+SECRET_VARIABLE = "CAO_TERMINAL_SECRET"
+SECRET_HEADER = "X-CAO-Terminal-Secret"
 MAX_TIMEOUT = 3600
 BUILTIN_NAMES = ("handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt")
 
