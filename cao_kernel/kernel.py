@@ -110,7 +110,8 @@ class Kernel:
         self.describe_plugin = self.loader.describe
         self.hooks = Hooks(self.pm, describe=self.loader.describe)
         registry = self.registry = Registry(self.hooks)
-        self.profiles = ProfileCatalog(self.home, registry.provider_dirs, lambda: set(registry.providers))
+        self.profiles = ProfileCatalog(self.home, registry.provider_dirs, lambda: set(registry.providers),
+                                       self.settings)
         self._explicit: dict[str, PluginRecord] = {}
         self._started = False
         self.pm.register(builtins, name=BUILTIN_PLUGIN)
@@ -193,6 +194,7 @@ class Kernel:
 
     async def aclose(self) -> None:
         """Stop watching terminals and release threads. Terminals keep running for the next kernel."""
+        self.profiles.close()  # installing needs no start: its threads may exist on a kernel never started
         if not self._started:
             return
         self.hooks.shutdown(self)

@@ -6,9 +6,11 @@ the client trusts it through an explicit SSL context or ``SSL_CERT_FILE``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -316,7 +319,7 @@ def test_an_endless_body_is_cut_off_while_streaming(server: Server, home: CaoHom
 
 def test_the_download_deadline(server: Server, home: CaoHome) -> None:
     started = time.monotonic()
-    with pytest.raises(InvalidInput, match=r"timed out after 0.5 s|took longer than 0.5 s"):
+    with pytest.raises(InvalidInput, match=r"slow.md: the download did not finish within its 0.5 s deadline"):
         install(f"{server.base}/slow.md", home, ssl_context=server.context(), timeout=0.5)
     assert time.monotonic() - started < 4
     assert snapshot(home.root) == {}
@@ -367,3 +370,171 @@ def test_cli_subprocess_install_from_https_then_list_json(
     assert refused.returncode == 1
     assert refused.stderr.startswith("Error: ") and "refused redirect" in refused.stderr
     assert refused.stderr.count("\n") == 1
+
+
+# -- slow hosts: one deadline for the whole download, and threads of its own -------------------------
+
+DEADLINE = 1.0
+# How long a failed download may take beyond its deadline on a busy machine.
+MARGIN = 0.6
+# A slow host gives up after this long: long enough to show a download that outlives its deadline.
+TRICKLE_FOR = 15.0
+
+
+@attrs.define(eq=False)
+class SlowHost:
+    """An HTTPS host on 127.0.0.1 that answers slowly. ``headers``: the status line and then one header
+    byte every ``gap`` seconds; ``body``: the headers at once, then one body byte every ``gap`` seconds
+    (no ``Content-Length``). A read timeout per call never fires on either, since bytes keep coming."""
+
+    context: ssl.SSLContext
+    cert: Path
+    gap: float = 0.2
+    listener: socket.socket = attrs.field(init=False)
+    stop: threading.Event = attrs.field(factory=threading.Event)
+    accepted: list[socket.socket] = attrs.field(factory=list)
+    threads: list[threading.Thread] = attrs.field(factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.05)
+        self._start(self._accept)
+
+    def url(self, mode: str, n: int = 0) -> str:
+        return f"https://127.0.0.1:{self.listener.getsockname()[1]}/{mode}/{n}.md"
+
+    def client_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.cert))
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(5)
+        self.listener.close()
+        for conn in self.accepted:
+            conn.close()
+        assert not [t for t in self.threads if t.is_alive()]
+
+    def _start(self, target: Any, *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            self.accepted.append(conn)
+            self._start(self._answer, conn)
+
+    def _answer(self, raw: socket.socket) -> None:
+        raw.settimeout(5)
+        try:
+            conn = self.context.wrap_socket(raw, server_side=True)
+            self.accepted.append(conn)
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(4096) or b"\r\n\r\n"
+            mode = request.split(b" ", 2)[1].split(b"/")[1]
+            if mode == b"headers":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n---\nname: slow\n---\n")
+            ends = time.monotonic() + TRICKLE_FOR
+            while time.monotonic() < ends and not self.stop.wait(self.gap):
+                conn.sendall(b"a")
+        except OSError:
+            pass  # the client hung up: what a deadline is for
+
+
+@pytest.fixture
+def slow_host(certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowHost]:
+    cert, key = certificate
+    monkeypatch.setenv("CAO_PROFILE_ALLOWED_HOSTS", "127.0.0.1")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    host = SlowHost(context, cert)
+    try:
+        yield host
+    finally:
+        host.close()
+
+
+def _download_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("cao-download")]
+
+
+@pytest.mark.parametrize(("mode", "gap"), [("headers", 0.2), ("body", 0.9 * DEADLINE)])
+def test_a_slow_host_is_cut_off_at_the_deadline(
+    slow_host: SlowHost, home: CaoHome, mode: str, gap: float
+) -> None:
+    slow_host.gap = gap
+    url = slow_host.url(mode)
+    started = time.monotonic()
+    with pytest.raises(InvalidInput) as info:
+        install(url, home, ssl_context=slow_host.client_context(), timeout=DEADLINE)
+    took = time.monotonic() - started
+    assert DEADLINE - 0.05 < took < DEADLINE + MARGIN, took
+    assert str(info.value) == f"{url}: the download did not finish within its {DEADLINE:g} s deadline"
+    assert snapshot(home.root) == {}
+    assert not _download_threads()
+
+
+def test_the_deadline_setting(slow_host: SlowHost, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAO_PROFILE_DOWNLOAD_TIMEOUT", "0.5")
+    started = time.monotonic()
+    with pytest.raises(InvalidInput, match=r"within its 0.5 s deadline"):
+        fetch_profile(slow_host.url("headers"), ssl_context=slow_host.client_context())
+    assert time.monotonic() - started < 0.5 + MARGIN
+    for bad in ("0", "-1", "soon", "inf"):
+        monkeypatch.setenv("CAO_PROFILE_DOWNLOAD_TIMEOUT", bad)
+        with pytest.raises(InvalidInput, match=rf"CAO_PROFILE_DOWNLOAD_TIMEOUT={bad!r} is not"):
+            fetch_profile(slow_host.url("headers"), ssl_context=slow_host.client_context())
+
+
+@pytest.mark.tmux
+async def test_slow_downloads_hold_no_thread_that_profiles_and_terminals_need(
+    slow_host: SlowHost, make_kernel: Any, workdir: str
+) -> None:
+    from cao_hookspecs import AgentProfile, CreateTerminalRequest
+    from cao_kernel.errors import Conflict
+
+    deadline = 6.0
+    kernel = make_kernel(CAO_PROFILE_DOWNLOAD_TIMEOUT=str(deadline))
+    kernel.add_profile(AgentProfile(name="developer", provider="mock_cli"))
+    context = slow_host.client_context()
+    async with kernel:
+        await kernel.get_profile("reviewer")  # the first read imports the parser: not what is measured
+        started = time.monotonic()
+        downloads = [
+            asyncio.ensure_future(kernel.install_profile(slow_host.url("headers", n), ssl_context=context))
+            for n in range(8)
+        ]
+        # Every download that got a thread is connected (a TCP and a TLS socket each) and trickling.
+        while len(slow_host.accepted) < 2 * 4 and time.monotonic() - started < 5:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)
+
+        read_from = time.monotonic()
+        assert (await kernel.get_profile("reviewer")).name == "reviewer"
+        read_took = time.monotonic() - read_from
+        create_from = time.monotonic()
+        term = await kernel.create_session(CreateTerminalRequest(agent_profile="developer",
+                                                                 working_directory=workdir))
+        create_took = time.monotonic() - create_from
+        await kernel.delete_session(term.session_name)
+        assert not all(d.done() for d in downloads), "the downloads ended before the test could use them"
+
+        results = await asyncio.gather(*downloads, return_exceptions=True)
+        took = time.monotonic() - started
+    assert read_took < 0.5 and create_took < 5, (read_took, create_took)
+    refused = [r for r in results if isinstance(r, Conflict)]
+    timed_out = [r for r in results if isinstance(r, InvalidInput) and "deadline" in str(r)]
+    assert (len(refused), len(timed_out)) == (4, 4), results
+    assert str(refused[0]) == "4 profile downloads are already in progress; try again when one has finished"
+    assert took < deadline + 1 + MARGIN, took
+    for thread in _download_threads():
+        thread.join(2)
+    assert not _download_threads()

@@ -59,12 +59,13 @@ def install(ctx: click.Context, source: str, provider: str | None, env_pairs: tu
     URL on an allowed host (github.com, raw.githubusercontent.com, CAO_PROFILE_ALLOWED_HOSTS).
     """
     from ..errors import CaoError
-    from ..profiles.fetch import allowed_hosts
-    from ..profiles.install import SOURCE_NAME, SOURCE_PATH, SOURCE_URL
+    from ..profiles.fetch import allowed_hosts, download_timeout
+    from ..profiles.install import SOURCE_NAME, SOURCE_PATH, SOURCE_URL, source_kind
     from ..profiles.install import install as install_profile
 
     try:
         kernel = get_kernel(ctx)
+        settings = {k: str(v) for k, v in kernel.settings.items()}
         result = install_profile(
             source,
             kernel.home,
@@ -72,7 +73,8 @@ def install(ctx: click.Context, source: str, provider: str | None, env_pairs: tu
             env=env_pairs,
             provider_dirs=_provider_dirs(ctx),
             known_providers=set(kernel.providers) if provider else None,
-            allowed_hosts=allowed_hosts({k: str(v) for k, v in kernel.settings.items()}),
+            allowed_hosts=allowed_hosts(settings),
+            timeout=download_timeout(settings) if source_kind(source) == SOURCE_URL else None,
         )
     except CaoError as exc:
         raise _fail(exc) from None

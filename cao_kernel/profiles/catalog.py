@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CaoError
@@ -12,6 +13,10 @@ if TYPE_CHECKING:
     from cao_hookspecs import AgentProfile
 
     from ..home import CaoHome
+    from ..iopool import NetPool
+
+# Downloads one kernel runs at once; more are refused until one ends (each ends by its deadline).
+DOWNLOAD_THREADS = 4
 
 
 class ProfileCatalog:
@@ -20,14 +25,17 @@ class ProfileCatalog:
     :param provider_dirs: the providers' own agent folders, by provider name (asked on every lookup:
         providers may be registered later).
     :param known_providers: names of the installed providers, for checking what ``install`` writes.
+    :param settings: where ``CAO_PROFILE_DOWNLOAD_TIMEOUT`` is read from (default: the environment).
     """
 
     def __init__(self, home: CaoHome, provider_dirs: Callable[[], dict[str, list[str]]],
-                 known_providers: Callable[[], set[str]]) -> None:
+                 known_providers: Callable[[], set[str]], settings: Mapping[str, Any] | None = None) -> None:
         self._home = home
         self._provider_dirs = provider_dirs
         self._known_providers = known_providers
+        self._settings = settings
         self._profiles: dict[str, AgentProfile] = {}
+        self._downloads: NetPool | None = None
 
     def add(self, profile: AgentProfile) -> None:
         """Make a profile available to this kernel only, ahead of every store (embedding and tests)."""
@@ -61,13 +69,33 @@ class ProfileCatalog:
     async def install(
         self, source: str, *, provider: str | None = None, env: Sequence[str] | None = None, **options: Any
     ) -> Any:
-        """Install a profile from a name, a ``.md`` path or an https URL (see ``install.py``)."""
-        from .install import install
+        """Install a profile from a name, a ``.md`` path or an https URL (see ``install.py``).
 
-        return await asyncio.to_thread(
+        A download runs on threads of its own (``DOWNLOAD_THREADS``; ``Conflict`` when all are busy), so
+        slow hosts never hold the threads that profile reads and terminals use.
+        """
+        from .install import SOURCE_URL, install, source_kind
+
+        call = functools.partial(
             install, source, self._home, provider=provider, env=env or (),
             provider_dirs=self._provider_dirs(), known_providers=self._known_providers(), **options,
         )
+        if source_kind(source) != SOURCE_URL:
+            return await asyncio.to_thread(call)
+        from ..iopool import NetPool
+        from .fetch import THREAD_PREFIX, download_timeout
+
+        if "timeout" not in options:
+            call.keywords["timeout"] = download_timeout(self._settings)
+        if self._downloads is None:
+            self._downloads = NetPool(DOWNLOAD_THREADS, what="profile downloads", name=THREAD_PREFIX)
+        return await self._downloads.run(call)
+
+    def close(self) -> None:
+        """Let the download threads end (a download still running ends by its deadline)."""
+        if self._downloads is not None:
+            self._downloads.close()
+            self._downloads = None
 
 
 __all__ = ["ProfileCatalog"]

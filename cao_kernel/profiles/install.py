@@ -30,7 +30,7 @@ from cao_hookspecs import AgentProfile
 from ..errors import InvalidInput, NotFound
 from ..home import CaoHome
 from .envfile import env_path, parse_assignments, read_env, updated_env_text
-from .fetch import DEFAULT_TIMEOUT, fetch_profile
+from .fetch import fetch_profile
 from .parse import decode_profile, parse_profile_text, read_profile_file
 from .store import ProfileStore, looks_like_path
 from .validate import check_name
@@ -80,7 +80,7 @@ def install(
     known_providers: Collection[str] | None = None,
     allowed_hosts: Iterable[str] | None = None,
     ssl_context: ssl.SSLContext | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
 ) -> InstallResult:
     """Install the profile ``source`` (a profile name, a ``.md`` path or an ``https://`` URL).
 
@@ -90,6 +90,7 @@ def install(
     :param provider_dirs: provider agent folders, for finding a bare name.
     :param allowed_hosts: hosts a URL may point at; default github.com, raw.githubusercontent.com
         and ``CAO_PROFILE_ALLOWED_HOSTS``.
+    :param timeout: the deadline for a download in seconds; default ``CAO_PROFILE_DOWNLOAD_TIMEOUT``, 20.
     :raises InvalidInput: anything wrong with the source, the URL, the profile or the pairs.
     :raises NotFound: a name no source holds, a missing file, HTTP 404.
     """
