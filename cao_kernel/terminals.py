@@ -96,6 +96,8 @@ class Terminals:
     _signals: SignalChannel | None = attrs.field(init=False, default=None)
     # Session names being created now: a second creation of the same name must fail, not join it.
     _creating: set[str] = attrs.field(init=False, factory=set)
+    # Deferred start-up waits: held so they are not collected mid-wait, and so their end is always read.
+    _starting: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
 
     def __attrs_post_init__(self) -> None:
         registry = self._registry
@@ -330,7 +332,9 @@ class Terminals:
             if wait_ready:
                 await self._wait_started(live, profile)
             else:
-                asyncio.ensure_future(self._wait_started(live, profile, background=True))
+                waiting = asyncio.ensure_future(self._wait_started(live, profile, background=True))
+                self._starting.add(waiting)
+                waiting.add_done_callback(self._started_in_background)
         except BaseException:
             await self._discard(live, kill_session=new_session)
             raise
@@ -386,6 +390,8 @@ class Terminals:
                 f"{live.record.provider} did not become ready within {timeout:g} s in terminal {live.id} "
                 f"(status {live.tracker.status.value})\n--- last screen ---\n{live.tracker.screen.rstrip()}"
             )
+        except NotFound as exc:  # deleted while starting: whoever waits on it hears so
+            error = exc
         if error is None:
             live.starting = False
             gate = self._gates.get(live.id)
@@ -407,6 +413,14 @@ class Terminals:
             raise error
         if self._listener is not None:
             self._listener.kick(live.id)
+
+    def _started_in_background(self, waiting: asyncio.Future[None]) -> None:
+        self._starting.discard(waiting)
+        if waiting.cancelled():
+            return
+        exc = waiting.exception()  # read here, so nothing is left to "never retrieved" at collection
+        if exc is not None:
+            log.error("waiting for a terminal to start failed", exc_info=exc)
 
     async def _discard(self, live: LiveTerminal, *, kill_session: bool) -> None:
         """Undo a creation that failed part-way: nothing may be left behind."""

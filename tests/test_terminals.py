@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import time
@@ -370,3 +371,20 @@ async def test_startup_dialogs_are_answered_once_drawn(make_kernel, workdir):
         assert term.status == TerminalStatus.IDLE
         assert time.monotonic() - started >= 0.5  # answered only after the dialog settled
         assert "READY" in await kernel.get_output(term.id, "full")
+
+
+async def test_a_session_deleted_before_its_agent_is_ready_leaves_no_unretrieved_task(make_kernel, workdir, caplog):
+    """``wait_ready: false`` waits for start-up in the background: a deletion ends that wait, quietly."""
+    import gc
+
+    caplog.set_level(logging.WARNING)
+    async with _profiles(make_kernel()) as kernel:
+        for _ in range(3):
+            term = await kernel.create_session(CreateTerminalRequest(
+                agent_profile="developer", working_directory=workdir), wait_ready=False)
+            await kernel.delete_session(term.session_name)
+        await asyncio.sleep(0.3)
+        gc.collect()  # an unretrieved task exception is reported when the task is collected
+        await asyncio.sleep(0)
+    # Before: "Task exception was never retrieved" (NotFound from the background wait), at ERROR.
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
