@@ -22,7 +22,9 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from cao_server.asgi import StatusWatch
+from cao_server.asgi import BodyTooLarge, ClientLeft, StatusWatch, read_body
+from cao_server.security import send_error
+from cao_server.validation import MAX_BODY_BYTES
 
 from .tools import (
     ID_HEADER,
@@ -61,10 +63,18 @@ async def _build_server(kernel: KernelAPI) -> Any:
     saved = (list(root.handlers), root.level)
     try:
         server = build_server(kernel, caller_from_context, plugin_tools=plugin_tools)
-        server.streamable_http_app(
-            stateless_http=True,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
+        options: dict[str, Any] = {
+            "stateless_http": True,
+            "transport_security": TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            # The app reads the body first, bounded by the server's own limit; the SDK's check (its
+            # default is 4 MiB) must not refuse a message the server takes.
+            "max_request_body_size": MAX_BODY_BYTES,
+        }
+        try:
+            server.streamable_http_app(**options)
+        except TypeError:  # an SDK from before its own body limit
+            del options["max_request_body_size"]
+            server.streamable_http_app(**options)
     finally:
         # MCPServer configures the root logger for a standalone process; the host server owns logging.
         root.handlers[:] = saved[0]
@@ -115,13 +125,25 @@ class McpHttpApp:
         if terminal_id is not None and not await self._proven(terminal_id, scope):
             await _refused_identity(send, terminal_id)
             return
-        if scope.get("method") != "POST" or terminal_id is None:
+        if scope.get("method") != "POST":
             await self._manager.handle_request(scope, receive, send)
             return
-        body, receive = await _buffered(receive)
+        # Read here, bounded, rather than by the SDK: the body is needed below, and a client that
+        # leaves half-way is its own business, not a server error with a traceback.
+        try:
+            body = await read_body(scope, receive, MAX_BODY_BYTES)
+        except BodyTooLarge as exc:
+            # Closing: the rest of the body is never read, so the connection cannot serve another request.
+            await send_error(send, 413, str(exc), "TooLarge", headers=[("connection", "close")])
+            return
+        except ClientLeft:
+            log.debug("an MCP client disconnected before its request body ended")
+            return
         watch = StatusWatch(send)
-        await self._manager.handle_request(scope, receive, watch)
-        if watch.status == 200 and _lists_tools(body) and not _has_header(scope, RELAY_HEADER):
+        await self._manager.handle_request(scope, _replay(body, receive), watch)
+        if terminal_id is None or watch.status != 200 or _has_header(scope, RELAY_HEADER):
+            return
+        if _lists_tools(body):
             await self._report_connected(terminal_id)
 
     async def _proven(self, terminal_id: str, scope: Scope) -> bool:
@@ -214,23 +236,9 @@ def _terminal_header(scope: Scope) -> str | None:
     return None
 
 
-async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
-    """The request body, and a ``receive`` that hands it over again before passing on later events."""
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            # The client left before sending its body: let the transport see that.
-            return b"", _replay([message], receive)
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    body = b"".join(chunks)
-    return body, _replay([{"type": "http.request", "body": body, "more_body": False}], receive)
-
-
-def _replay(first: list[Any], receive: Receive) -> Receive:
-    pending = list(first)
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands over ``body`` (already read) first, then passes on later events."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
 
     async def replay() -> Any:
         if pending:
