@@ -14,7 +14,9 @@ Events (the ``event`` field):
 - ``message``: ``message`` is the message record (``state`` says which change), plus ``reason`` for a
   failed or dead one;
 - ``ping``: every ``PING_SECONDS`` while nothing else happens, so a client notices a dead connection;
-- ``overflow``: the subscriber fell ``QUEUE_LIMIT`` events behind and was dropped (the stream ends).
+- ``overflow``: the last line. The subscriber read so slowly that ``BACKLOG_BYTES`` of events (or
+  ``QUEUE_LIMIT`` of them) waited for it, so it was dropped: ``reason`` says so, with both limits. What
+  waited is let go at once; a client that still wants events subscribes again and rereads the state.
 
 ``?session=NAME`` keeps the events of one session (messages by their receiver's session).
 """
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 
 #: Events a subscriber may fall behind by before it is dropped (a stuck client must not grow memory).
 QUEUE_LIMIT = 10_000
+#: Bytes of events the same: a message event holds the whole body, so a count alone let a client that
+#: never reads hold gigabytes. Twice the largest event (a 1 MiB body escaped at worst, about 6 MiB).
+BACKLOG_BYTES = 16 * 1024 * 1024
 PING_SECONDS = 5.0
 MEDIA_TYPE = "application/x-ndjson"
 
@@ -48,19 +53,36 @@ class _Subscriber:
     def __init__(self, loop: asyncio.AbstractEventLoop, session: str | None) -> None:
         self.loop = loop
         self.session = session
-        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        # Lines already encoded, shared by every subscriber; None ends the stream.
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.backlog = 0  # bytes in the queue
         self.dropped = False
 
-    def put(self, event: dict[str, Any]) -> None:
+    def put(self, line: bytes) -> None:
         # On the subscriber's loop only: the queue is not thread-safe.
         if self.dropped:
             return
-        if self.queue.qsize() >= QUEUE_LIMIT:
-            self.dropped = True
-            self.queue.put_nowait({"event": "overflow", "at": time.time()})
-            self.queue.put_nowait(None)
+        if self.queue.qsize() >= QUEUE_LIMIT or self.backlog + len(line) > BACKLOG_BYTES:
+            self._drop()
             return
-        self.queue.put_nowait(event)
+        self.backlog += len(line)
+        self.queue.put_nowait(line)
+
+    def take(self, line: bytes | None) -> None:
+        if line is not None:
+            self.backlog -= len(line)
+
+    def _drop(self) -> None:
+        waiting = self.queue.qsize()
+        self.dropped = True
+        while not self.queue.empty():  # let go of what waited: the point of dropping it
+            self.queue.get_nowait()
+        self.backlog = 0
+        reason = (f"this subscriber read too slowly: {waiting} events waited for it, past the limit of "
+                  f"{QUEUE_LIMIT} events or {BACKLOG_BYTES} bytes, so it was dropped; subscribe again")
+        self.queue.put_nowait(_line({"event": "overflow", "at": time.time(), "reason": reason,
+                                     "limit_events": QUEUE_LIMIT, "limit_bytes": BACKLOG_BYTES}))
+        self.queue.put_nowait(None)
 
 
 class EventHub:
@@ -82,12 +104,14 @@ class EventHub:
             yield _line({"event": "subscribed", "at": time.time(), "session": session})
             while True:
                 try:
-                    event = await asyncio.wait_for(subscriber.queue.get(), PING_SECONDS)
+                    line = await asyncio.wait_for(subscriber.queue.get(), PING_SECONDS)
                 except TimeoutError:
-                    event = {"event": "ping", "at": time.time()}
-                if event is None:
+                    line = _line({"event": "ping", "at": time.time()})
+                else:
+                    subscriber.take(line)
+                if line is None:
                     return
-                yield _line(event)
+                yield line
         finally:
             with self._lock:
                 if subscriber in self._subscribers:
@@ -102,10 +126,12 @@ class EventHub:
 
     def _publish(self, event: dict[str, Any], session: str | None) -> None:
         with self._lock:
-            subscribers = list(self._subscribers)
+            subscribers = [s for s in self._subscribers if s.session is None or s.session == session]
+        if not subscribers:
+            return
+        line = _line(event)  # once, however many subscribers: a message event can be megabytes
         for subscriber in subscribers:
-            if subscriber.session is None or subscriber.session == session:
-                _call_on(subscriber.loop, subscriber.put, event)
+            _call_on(subscriber.loop, subscriber.put, line)
 
     # -- the kernel's observer hooks ----------------------------------------------------------------
 
