@@ -141,6 +141,7 @@ class Kernel:
             # The services load here, not with this module: commands that only read the registry
             # (``cao plugins``, ``cao doctor``) never start a kernel.
             from .delivery import DeliveryEngine
+            from .inbox_limits import PendingCap
             from .iopool import DEFAULT_THREADS, IoPool
             from .orchestration import AssignWatch, Orchestration
             from .terminals import Terminals
@@ -161,7 +162,8 @@ class Kernel:
             )
             terminals.listen(delivery)
             self.orchestration = Orchestration(terminals=terminals, delivery=delivery, hooks=self.hooks,
-                                               assigns=assigns, load_profile=self.profiles.load)
+                                               assigns=assigns, load_profile=self.profiles.load,
+                                               pending_cap=PendingCap.from_settings(self.settings))
             self._started = True
             await terminals.adopt_all()
             await delivery.recover()

@@ -33,6 +33,7 @@ from cao_hookspecs import (
 from . import validate
 from .delivery import sender_suffix, validate_message
 from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout
+from .inbox_limits import PendingCap
 
 if TYPE_CHECKING:
     from .delivery import DeliveryEngine
@@ -121,6 +122,7 @@ class Orchestration:
     _hooks: Hooks
     _assigns: AssignWatch
     _load_profile: Callable[[str], AgentProfile]
+    _pending_cap: PendingCap = attrs.field(factory=PendingCap)
     _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
     # Handoffs with a call id, running and recently finished, by ``<caller>:<call id>``.
     _calls: dict[str, asyncio.Task[DelegationResult]] = attrs.field(init=False, factory=dict)
@@ -143,8 +145,16 @@ class Orchestration:
         if receiver_id == sender_id:
             raise InvalidInput("a terminal cannot send a message to itself")
         body = _with_suffix(message, sender_suffix(sender_id)) if sender is not None else message
+        await self._check_room(receiver_id, body)
         return await self._enqueue(MessageDraft(sender_id=sender_id, receiver_id=receiver_id, body=body,
                                                 idempotency_key=idempotency_key))
+
+    async def _check_room(self, receiver_id: str, body: str) -> None:
+        """Refuse a message the receiver's inbox has no room for (``cao_kernel.inbox_limits``)."""
+        cap = self._pending_cap
+        if cap.active:
+            waiting = await self._delivery.list(receiver_id, state=MessageState.PENDING, limit=cap.list_limit)
+            cap.check(receiver_id, waiting, body)
 
     async def _enqueue(self, draft: MessageDraft) -> Message:
         draft = self._hooks.before("cao_before_message_send", draft)

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from cao_hookspecs import CreateTerminalRequest, MessageState, TerminalStatus
-from cao_kernel.errors import InvalidInput, NotFound
+from cao_kernel.errors import Conflict, InvalidInput, NotFound
 
 pytestmark = pytest.mark.tmux
 
@@ -202,3 +202,35 @@ async def test_messages_survive_a_killed_kernel_exactly_once(make_kernel, workdi
             assert full.count(f"token-{i}-") == full.count("token-0-")
         assert full.count("> MOCK:") == 2  # the nap, then the three joined messages as one input
         assert os.path.exists(os.path.join(cao_home, "db"))
+
+
+async def test_a_full_inbox_refuses_new_messages_naming_the_limit(make_kernel, workdir):
+    """Messages waiting for a busy terminal are capped by count and by bytes (``cao_kernel.inbox_limits``)."""
+    settings = {"CAO_INBOX_MAX_PENDING": "3", "CAO_INBOX_MAX_PENDING_BYTES": "3000"}
+    async with make_kernel(agents=AGENTS, **settings) as kernel:
+        a = await _supervisor(kernel, "full", workdir)
+        b, c = [await kernel.create_terminal(CreateTerminalRequest(
+            session_name="full", agent_profile="developer", working_directory=workdir)) for _ in range(2)]
+        for busy in (b, c):
+            await kernel.send_input(busy.id, "__mock_sleep_30")
+            await kernel.wait_for_status(busy.id, {TerminalStatus.PROCESSING}, timeout=10)
+        for i in range(3):
+            await kernel.send_message(a.id, b.id, f"note {i}")
+        with pytest.raises(Conflict, match=f"terminal {b.id} already has 3 messages waiting.*"
+                                           "CAO_INBOX_MAX_PENDING=3"):
+            await kernel.send_message(a.id, b.id, "one too many")
+        # Bytes: two messages of about 1.5 kB fit, a third small one does not.
+        for _ in range(2):
+            await kernel.send_message(a.id, c.id, "x" * 1400)
+        with pytest.raises(Conflict, match="over CAO_INBOX_MAX_PENDING_BYTES=3000"):
+            await kernel.send_message(a.id, c.id, "y" * 100)
+        pending = await kernel.list_messages(c.id, state=MessageState.PENDING, limit=10)
+        assert [len(m.body) > 1400 for m in pending] == [True, True]
+
+
+async def test_bad_inbox_caps_are_refused_by_name(make_kernel, workdir):
+    from cao_kernel.inbox_limits import PendingCap
+
+    with pytest.raises(InvalidInput, match="CAO_INBOX_MAX_PENDING must be a whole number"):
+        PendingCap.from_settings({"CAO_INBOX_MAX_PENDING": "lots"})
+    assert PendingCap.from_settings({"CAO_INBOX_MAX_PENDING": "0"}).messages == 0
