@@ -373,7 +373,7 @@ async def test_startup_dialogs_are_answered_once_drawn(make_kernel, workdir):
         assert "READY" in await kernel.get_output(term.id, "full")
 
 
-async def test_a_session_deleted_before_its_agent_is_ready_leaves_no_unretrieved_task(make_kernel, workdir, caplog):
+async def test_a_session_deleted_while_starting_leaves_no_unretrieved_task(make_kernel, workdir, caplog):
     """``wait_ready: false`` waits for start-up in the background: a deletion ends that wait, quietly."""
     import gc
 

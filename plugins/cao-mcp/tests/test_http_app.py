@@ -156,7 +156,9 @@ async def test_a_body_at_the_limit_still_reaches_the_tools(kernel: Any) -> None:
 
 
 @pytest.mark.parametrize("terminal_id", ["0badc0de", None])
-async def test_a_client_leaving_mid_body_is_no_server_error(kernel: Any, terminal_id: Any, caplog: Any) -> None:
+async def test_a_client_leaving_mid_body_is_no_server_error(
+    kernel: Any, terminal_id: Any, caplog: Any
+) -> None:
     caplog.set_level(logging.DEBUG)
     async with serve(McpHttpApp(kernel)) as url:
         async with _raw(url, _head("1000", terminal_id) + '{"jsonrpc": "2.0", '):
