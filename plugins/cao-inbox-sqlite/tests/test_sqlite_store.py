@@ -268,3 +268,48 @@ def test_two_processes_claiming_one_inbox_never_get_the_same_message(
     assert sorted(per_child[0] + per_child[1]) == ids, "a message was claimed by both processes, or by none"
     assert all(per_child), f"one process got nothing, so nothing raced: {[len(c) for c in per_child]}"
     assert [m.state for m in store.list(limit=1000)] == [MessageState.DELIVERED] * len(ids)
+
+
+def test_old_finished_messages_lose_their_text_when_the_kernels_store_opens(tmp_path: Path) -> None:
+    """``CAO_INBOX_KEEP_DAYS``: finished messages keep their text that long; the row itself stays."""
+    import time
+
+    from cao_hookspecs import RuntimeContext
+    from cao_inbox_sqlite.store import open_store
+
+    ctx = RuntimeContext(home_dir=str(tmp_path), settings={"CAO_INBOX_KEEP_DAYS": "7"})
+    store = open_store(ctx)
+    old, recent, dead, waiting = (store.enqueue(_draft(f"text {i}", receiver=f"r{i}")) for i in range(4))
+    for message in (old, recent):
+        store.mark_delivered(store.claim_next(message.receiver_id).id)
+    store.mark_failed(store.claim_next(dead.receiver_id).id, "gone", retry_at=None)
+    store.close()
+    with sqlite3.connect(store.path) as conn:  # as if these changed eight days ago
+        eight_days_ago = time.time() - 8 * 86400
+        conn.execute("UPDATE messages SET updated_at = ? WHERE id IN (?, ?, ?)",
+                     (eight_days_ago, old.id, dead.id, waiting.id))
+    store = open_store(ctx)
+    try:
+        bodies = {m.id: (m.state, m.body) for m in store.list(limit=10)}
+    finally:
+        store.close()
+    assert bodies == {old.id: (MessageState.DELIVERED, ""), recent.id: (MessageState.DELIVERED, "text 1"),
+                      dead.id: (MessageState.DEAD, ""), waiting.id: (MessageState.PENDING, "text 3")}
+
+
+def test_keep_days_zero_keeps_text_and_a_bad_value_is_refused_by_name(tmp_path: Path) -> None:
+    from cao_hookspecs import RuntimeContext
+    from cao_inbox_sqlite.store import open_store
+
+    with pytest.raises(ValueError, match="CAO_INBOX_KEEP_DAYS must be a number of days"):
+        open_store(RuntimeContext(home_dir=str(tmp_path), settings={"CAO_INBOX_KEEP_DAYS": "forever"}))
+    store = open_store(RuntimeContext(home_dir=str(tmp_path), settings={"CAO_INBOX_KEEP_DAYS": "0"}))
+    store.mark_delivered(store.claim(store.enqueue(_draft("kept")).id).id)
+    store.close()
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE messages SET updated_at = 0")
+    store = open_store(RuntimeContext(home_dir=str(tmp_path), settings={"CAO_INBOX_KEEP_DAYS": "0"}))
+    try:
+        assert [m.body for m in store.list(limit=10)] == ["kept"]
+    finally:
+        store.close()

@@ -32,6 +32,7 @@ import attrs
 from cao_hookspecs import Message, MessageDraft, MessageState, RuntimeContext
 from cao_hookspecs.inbox_checks import check_draft, check_failure, check_list_args, pending_message
 
+from .retention import forget_old_bodies, keep_days
 from .schema import ensure_schema
 
 __all__ = ["DEFAULT_DB_NAME", "SqliteInboxStore", "database_path", "open_store"]
@@ -54,8 +55,9 @@ def database_path(ctx: RuntimeContext) -> Path:
 
 
 def open_store(ctx: RuntimeContext) -> SqliteInboxStore:
-    """The factory registered as the ``sqlite`` inbox store (opened in the background)."""
-    return SqliteInboxStore(database_path(ctx), background=True)
+    """The factory registered as the ``sqlite`` inbox store (opened in the background), which empties
+    finished messages older than ``CAO_INBOX_KEEP_DAYS`` as it opens (:mod:`.retention`)."""
+    return SqliteInboxStore(database_path(ctx), background=True, keep_days=keep_days(ctx.settings))
 
 
 class SqliteInboxStore:
@@ -65,10 +67,13 @@ class SqliteInboxStore:
     :param busy_timeout: seconds to wait for another process holding the write lock.
     :param background: open the database in a thread and return at once; the first call waits for
         it and raises what opening raised (``RuntimeError``). Otherwise opening raises here.
+    :param keep_days: on opening, empty the body of finished messages last changed more than this many
+        days ago (None or 0: keep every body).
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0, background: bool = False
+        self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0, background: bool = False,
+        keep_days: float | None = None,
     ) -> None:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
@@ -77,11 +82,11 @@ class SqliteInboxStore:
         if background:
             self._opening = Future()
             threading.Thread(
-                target=_connect_into, args=(self._opening, self.path, busy_timeout),
+                target=_connect_into, args=(self._opening, self.path, busy_timeout, keep_days or 0),
                 name="cao-inbox-open", daemon=True,
             ).start()
         else:
-            self._conn = _connect(self.path, busy_timeout)
+            self._conn = _connect(self.path, busy_timeout, keep_days or 0)
 
     def __repr__(self) -> str:
         closed = self._conn is None and self._opening is None
@@ -313,7 +318,7 @@ def _message(row: tuple[Any, ...]) -> Message:
     )
 
 
-def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+def _connect(path: Path, busy_timeout: float, keep_days: float = 0) -> sqlite3.Connection:
     _create_private(path)
     conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
     try:
@@ -323,6 +328,7 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=FULL")
         with _immediate(conn):
             ensure_schema(conn, str(path))
+            forget_old_bodies(conn, keep_days)
     except sqlite3.DatabaseError as err:
         conn.close()
         raise RuntimeError(f"cannot open inbox database {path}: {err}") from err
@@ -332,9 +338,11 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     return conn
 
 
-def _connect_into(opening: Future[sqlite3.Connection], path: Path, busy_timeout: float) -> None:
+def _connect_into(
+    opening: Future[sqlite3.Connection], path: Path, busy_timeout: float, keep_days: float
+) -> None:
     try:
-        opening.set_result(_connect(path, busy_timeout))
+        opening.set_result(_connect(path, busy_timeout, keep_days))
     except BaseException as exc:  # noqa: BLE001 - handed to the first caller
         opening.set_exception(exc)
 
