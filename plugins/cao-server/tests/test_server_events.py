@@ -4,6 +4,7 @@ when a worker is created, answers and is deleted faster than anyone could poll."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import httpx
@@ -106,7 +107,7 @@ def test_a_stopping_server_ends_the_stream_at_once(make_kernel):
     assert '"event":"subscribed"' in lines[0]
 
 
-async def test_a_subscriber_that_never_reads_is_dropped_with_a_reason(served, workdir):
+async def test_a_subscriber_that_never_reads_is_dropped_with_a_reason(make_kernel, workdir):
     """Each message event holds its whole body: a subscriber that does not read may hold at most
     16 MiB of them, then it is dropped and its stream ends with a line saying why."""
     import json
@@ -114,34 +115,33 @@ async def test_a_subscriber_that_never_reads_is_dropped_with_a_reason(served, wo
 
     limit = 16 * 1024 * 1024  # cao_server.events.BACKLOG_BYTES
     body = "x" * (1024 * 1024 - 256)  # room for the sender line cao appends
-    async with HttpKernel(served.url) as api:
-        sender = await api.create_session(CreateTerminalRequest(
-            agent_profile="supervisor", session_name="slow", working_directory=workdir))
-        receiver = await api.create_terminal(CreateTerminalRequest(
-            session_name="cao-slow", agent_profile="developer", working_directory=workdir))
-        await api.send_input(receiver.id, "__mock_sleep_60")  # busy: the messages wait in its inbox
-        await api.wait_for_status(receiver.id, [TerminalStatus.PROCESSING], timeout=10)
-        stuck = socket.socket()
-        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        stuck.connect(("127.0.0.1", served.port))
-        stuck.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        count = 2 * limit // len(body) + 8
-        for _ in range(count):
-            await api.send_message(sender.id, receiver.id, body)
-        await asyncio.sleep(0.5)
+    count = 2 * limit // len(body) + 8
+    uncapped = {"CAO_INBOX_MAX_PENDING": "0", "CAO_INBOX_MAX_PENDING_BYTES": "0"}  # this many may wait
+    kernel = make_kernel(agents=("supervisor", "developer"), **uncapped)
+    with serve_in_thread(kernel) as served, contextlib.closing(socket.socket()) as stuck:
+        async with HttpKernel(served.url) as api:
+            sender = await api.create_session(CreateTerminalRequest(
+                agent_profile="supervisor", session_name="slow", working_directory=workdir))
+            receiver = await api.create_terminal(CreateTerminalRequest(
+                session_name="cao-slow", agent_profile="developer", working_directory=workdir))
+            await api.send_input(receiver.id, "__mock_sleep_60")  # busy: the messages wait in its inbox
+            await api.wait_for_status(receiver.id, [TerminalStatus.PROCESSING], timeout=10)
+            stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            stuck.connect(("127.0.0.1", served.port))
+            stuck.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            for _ in range(count):
+                await api.send_message(sender.id, receiver.id, body)
+            await asyncio.sleep(0.5)
         # Now read it all: what waited was let go, so far less than what was sent arrives.
         received = bytearray()
         stuck.settimeout(10)
         deadline = time.monotonic() + 20
-        try:
-            # Until the chunked stream's last chunk; before, it never came (pings followed the messages).
-            while not received.endswith(b"\r\n0\r\n\r\n") and time.monotonic() < deadline:
-                chunk = await asyncio.to_thread(stuck.recv, 1 << 20)
-                if not chunk:
-                    break
-                received += chunk
-        finally:
-            stuck.close()
+        # Until the chunked stream's last chunk; before, it never came (pings followed the messages).
+        while not received.endswith(b"\r\n0\r\n\r\n") and time.monotonic() < deadline:
+            chunk = await asyncio.to_thread(stuck.recv, 1 << 20)
+            if not chunk:
+                break
+            received += chunk
     lines = [line for line in bytes(received).split(b"\n") if line.startswith(b"{")]
     last = json.loads(lines[-1])
     assert last["event"] == "overflow", last
