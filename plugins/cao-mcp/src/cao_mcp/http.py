@@ -4,8 +4,11 @@ The tools run against the server's own kernel. Each request names its agent's te
 ``X-CAO-Terminal-Id`` header. The transport is stateless (every POST stands alone), so any number of
 agents share one endpoint and a server restart breaks no session.
 
-cao-server guards the whole app (Host allow-list, Origin check, API token off loopback), so the SDK's
-own DNS-rebinding check is left off here rather than applied twice with different rules.
+cao-server guards the whole app (Host allow-list, Origin check, API token), so the SDK's own
+DNS-rebinding check is left off here rather than applied twice with different rules. The app reads every
+POST body itself, bounded by the server's body limit (``cao_server.validation.MAX_BODY_BYTES``, 8 MiB):
+a declared length over it is a 413 before a byte is read, a chunked body is cut off with a 413 once it
+passes it.
 
 A successful ``tools/list`` naming a terminal is that terminal's MCP client reporting in: the app tells the
 kernel (``mcp_connected``), which opens the terminal's readiness gate. cao-mcp-server's relay marks its
