@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .errors import Conflict, InvalidInput
+from cao_hookspecs.setting_values import non_negative
+
+from .errors import Conflict
 
 if TYPE_CHECKING:
     from cao_hookspecs import Message
@@ -32,19 +34,6 @@ DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024
 _UNLIMITED = 2**62
 
 
-def _whole(settings: Mapping[str, Any], name: str, default: int) -> int:
-    value = settings.get(name)
-    if value is None or str(value).strip() == "":
-        return default
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        raise InvalidInput(f"{name} must be a whole number (0 for no limit), not {value!r}") from None
-    if number < 0:
-        raise InvalidInput(f"{name} must be 0 (no limit) or more, not {number}")
-    return number
-
-
 @attrs.frozen
 class PendingCap:
     """The caps on one terminal's waiting messages; 0 is no cap."""
@@ -54,8 +43,11 @@ class PendingCap:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> PendingCap:
-        return cls(messages=_whole(settings, "CAO_INBOX_MAX_PENDING", DEFAULT_MAX_PENDING),
-                   bytes=_whole(settings, "CAO_INBOX_MAX_PENDING_BYTES", DEFAULT_MAX_PENDING_BYTES))
+        messages = non_negative(settings, "CAO_INBOX_MAX_PENDING", DEFAULT_MAX_PENDING,
+                                what="a whole number of messages", zero="no limit", whole=True)
+        size = non_negative(settings, "CAO_INBOX_MAX_PENDING_BYTES", DEFAULT_MAX_PENDING_BYTES,
+                            what="a whole number of bytes", zero="no limit", whole=True)
+        return cls(messages=int(messages), bytes=int(size))
 
     @property
     def active(self) -> bool:

@@ -231,6 +231,6 @@ async def test_a_full_inbox_refuses_new_messages_naming_the_limit(make_kernel, w
 async def test_bad_inbox_caps_are_refused_by_name(make_kernel, workdir):
     from cao_kernel.inbox_limits import PendingCap
 
-    with pytest.raises(InvalidInput, match="CAO_INBOX_MAX_PENDING must be a whole number"):
+    with pytest.raises(InvalidInput, match="CAO_INBOX_MAX_PENDING must be a whole number of messages"):
         PendingCap.from_settings({"CAO_INBOX_MAX_PENDING": "lots"})
     assert PendingCap.from_settings({"CAO_INBOX_MAX_PENDING": "0"}).messages == 0

@@ -12,13 +12,13 @@ SQLite reuses the freed pages for new messages, so the file stops growing rather
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from cao_hookspecs import MessageState
+from cao_hookspecs.setting_values import non_negative
 
 __all__ = ["DEFAULT_KEEP_DAYS", "FINISHED", "forget_old_bodies", "keep_days"]
 
@@ -28,16 +28,8 @@ FINISHED = (MessageState.DELIVERED.value, MessageState.DEAD.value, MessageState.
 
 def keep_days(settings: Mapping[str, Any]) -> float:
     """The ``CAO_INBOX_KEEP_DAYS`` setting; raises ``ValueError`` naming it when it is not a number >= 0."""
-    raw = settings.get("CAO_INBOX_KEEP_DAYS")
-    if raw is None or str(raw).strip() == "":
-        return DEFAULT_KEEP_DAYS
-    try:
-        days = float(str(raw).strip())
-    except ValueError:
-        days = -1.0
-    if not math.isfinite(days) or days < 0:
-        raise ValueError(f"CAO_INBOX_KEEP_DAYS must be a number of days (0 keeps text for ever), not {raw!r}")
-    return days
+    return non_negative(settings, "CAO_INBOX_KEEP_DAYS", DEFAULT_KEEP_DAYS, what="a number of days",
+                        zero="keep the text for ever")
 
 
 def forget_old_bodies(conn: sqlite3.Connection, days: float, now: float | None = None) -> int:
