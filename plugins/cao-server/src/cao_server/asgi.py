@@ -34,7 +34,7 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise BodyTooLarge(f"request body is over {limit} bytes; the limit is {limit}")
+            raise BodyTooLarge(f"request body is over the limit of {limit} bytes")
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
