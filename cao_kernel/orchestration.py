@@ -145,6 +145,8 @@ class Orchestration:
         if receiver_id == sender_id:
             raise InvalidInput("a terminal cannot send a message to itself")
         body = _with_suffix(message, sender_suffix(sender_id)) if sender is not None else message
+        # The sender line counts too: the store refuses a body over the limit.
+        validate.input_text(body, what="message with its sender line")
         await self._check_room(receiver_id, body)
         return await self._enqueue(MessageDraft(sender_id=sender_id, receiver_id=receiver_id, body=body,
                                                 idempotency_key=idempotency_key))

@@ -234,3 +234,16 @@ async def test_bad_inbox_caps_are_refused_by_name(make_kernel, workdir):
     with pytest.raises(InvalidInput, match="CAO_INBOX_MAX_PENDING must be a whole number of messages"):
         PendingCap.from_settings({"CAO_INBOX_MAX_PENDING": "lots"})
     assert PendingCap.from_settings({"CAO_INBOX_MAX_PENDING": "0"}).messages == 0
+
+
+async def test_a_message_at_the_limit_from_a_terminal_is_refused_by_name(make_kernel, workdir):
+    from cao_hookspecs.names import MAX_INPUT_BYTES
+
+    request = CreateTerminalRequest(agent_profile="developer", session_name="limit", working_directory=workdir)
+    async with make_kernel(agents=("developer",)) as kernel:
+        sender = await kernel.create_session(request)
+        receiver = await kernel.create_terminal(request)
+        # Within the limit alone, over it once cao's sender line is added.
+        with pytest.raises(InvalidInput, match="message with its sender line"):
+            await kernel.send_message(sender.id, receiver.id, "x" * (MAX_INPUT_BYTES - 10))
+        assert await kernel.list_messages(receiver.id) == []
