@@ -24,6 +24,17 @@ provider: mock_cli
 ---
 Answer every input.
 """
+# The same with cao's MCP server among its MCP servers: its terminal gets a secret in that entry.
+MCP_PROFILE = """---
+name: mcp_worker
+description: A mock agent with cao's MCP server
+provider: mock_cli
+mcpServers:
+  cao-mcp-server:
+    command: cao-mcp-server
+---
+Answer every input.
+"""
 OTHER_UID = 65534  # nobody
 SERVER_PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp")
 
@@ -67,6 +78,7 @@ def cao_server(tmp_path: Path) -> Iterator[Any]:
     home.chmod(0o700)
     work.mkdir()
     (home / "agent-store" / "worker.md").write_text(PROFILE, encoding="utf-8")
+    (home / "agent-store" / "mcp_worker.md").write_text(MCP_PROFILE, encoding="utf-8")
     with run_cao_server(home, work, SERVER_PLUGINS) as server:
         server.workdir = work  # type: ignore[attr-defined]
         yield server

@@ -5,6 +5,7 @@ environment too large to start a program."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -42,11 +43,13 @@ def test_the_relay_survives_a_line_nested_past_the_stack(cao_server):
     """The relay (cao-mcp-server in front of a server that knows the terminal) answers a parse error and
     goes on."""
     with _client(cao_server) as http:
-        made = http.post("/sessions", json=_worker(cao_server))
+        made = http.post("/sessions", json=_worker(cao_server, agent_profile="mcp_worker"))
         assert made.status_code == 201, made.text
+    tid = made.json()["id"]
     port = cao_server.url.rsplit(":", 1)[1]
-    env = {"PATH": os.environ["PATH"], "CAO_API_HOST": "127.0.0.1", "CAO_API_PORT": port,
-           "CAO_HOME_DIR": str(cao_server.home), "CAO_TERMINAL_ID": made.json()["id"]}
+    # What cao put in the terminal's entry for its MCP server, the secret included.
+    entry = json.loads((cao_server.home / "runtime" / "terminals" / tid / "mcp.json").read_text())
+    env = {**entry["mcpServers"]["cao-mcp-server"]["env"], "PATH": os.environ["PATH"], "CAO_API_PORT": port}
     nested = b"[" * 200_000 + b"]" * 200_000
     ping = b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}'
     relay = subprocess.Popen([str(Path(sys.executable).parent / "cao-mcp-server")], env=env,
