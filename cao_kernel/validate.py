@@ -15,6 +15,7 @@ from cao_hookspecs import names
 from cao_hookspecs.names import (
     KEY_RE,
     MAX_INPUT_BYTES,
+    MODEL_RE,
     PROFILE_NAME_RE,
     SESSION_NAME_RE,
     SESSION_PREFIX,
@@ -23,7 +24,6 @@ from cao_hookspecs.names import (
 
 from .errors import InvalidInput
 
-MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}\Z")
 ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 
 MAX_ENV_VALUE_BYTES = 2048

@@ -17,7 +17,6 @@ import ast
 import importlib.metadata
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -68,19 +67,9 @@ def _contract(contract_id: str) -> dict:
 @pytest.fixture(scope="module")
 def lint_imports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``lint-imports`` in a venv of its own, holding the root's ``lint`` group as uv.lock pins it."""
-    uv = shutil.which("uv")
-    assert uv is not None, "uv is not on PATH (scripts/bootstrap.sh installs it)"
-    venv = tmp_path_factory.mktemp("lint") / "venv"
+    from cao_testkit.group_venv import group_venv
 
-    def run(*args: str, stdin: str | None = None) -> str:
-        done = subprocess.run([uv, *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, f"uv {' '.join(args)}:\n{done.stdout}{done.stderr}"
-        return done.stdout
-
-    pins = run("export", "--only-group", "lint", "--locked", "--no-hashes", "--no-emit-project", "--quiet")
-    run("venv", "--quiet", "--python", sys.executable, str(venv))
-    run("pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "-r", "-", stdin=pins)
-    return venv / "bin" / "lint-imports"
+    return group_venv(ROOT, "lint", tmp_path_factory.mktemp("lint") / "venv") / "lint-imports"
 
 
 def test_lint_imports_keeps_every_contract(lint_imports: Path):

@@ -20,8 +20,16 @@ KEY_RE = re.compile(
 )
 # A delegation's call id: its retry with the same id resumes it instead of starting it again.
 CALL_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}\Z")
+MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}\Z")
 SESSION_PREFIX = "cao-"
+# A session name as a caller may give it: the kernel adds ``cao-`` when it is missing, and the result must
+# still be a session name, so an unprefixed name has four characters less room.
+SESSION_ARG_RE = re.compile(r"^(?:cao-[A-Za-z0-9_-]{0,60}|[A-Za-z0-9_][A-Za-z0-9_-]{0,59})\Z")
 MAX_INPUT_BYTES = 1024 * 1024
+# What ``str.strip()`` removes (every ``str.isspace()`` character), spelled out so that a JSON pattern can
+# say "not blank", the rule messages and answers follow: at least one other character.
+BLANK_CHARS = "\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK_RE = re.compile(rf"^[{BLANK_CHARS}]*[^{BLANK_CHARS}][\s\S]*\Z")
 
 
 def json_pattern(rule: re.Pattern[str]) -> str:

@@ -6,6 +6,7 @@ client checks every answer against the server's OpenAPI document.
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from cao_provider_mock.contract import reply_payload
 
@@ -22,6 +23,19 @@ def test_health_and_unknown_routes(api):
     assert missing.status_code == 404 and missing.json()["error"] == "NotFound"
     wrong_method = api.request("PUT", "/sessions")
     assert wrong_method.status_code == 405 and "detail" in wrong_method.json()
+
+
+def test_wrong_methods_and_options_name_every_method_of_the_path(server):
+    # Two routes share /sessions (GET and POST): the 405 names both, not only the first route's.
+    with httpx.Client(base_url=server.url, trust_env=False, timeout=10) as http:
+        wrong = http.delete("/sessions")
+        assert wrong.status_code == 405 and wrong.headers["allow"] == "GET, HEAD, OPTIONS, POST"
+        assert wrong.json() == {"detail": "Method Not Allowed", "error": "InvalidInput"}
+        options = http.options(f"/terminals/{MISSING_ID}")
+        assert options.status_code == 204 and options.headers["allow"] == "DELETE, GET, HEAD, OPTIONS"
+        assert not options.content
+        assert http.options("/openapi.json").headers["allow"] == "GET, HEAD, OPTIONS"
+        assert http.options("/no/such/route").status_code == 404
 
 
 def test_session_lifecycle_upstream_style(api, workdir):

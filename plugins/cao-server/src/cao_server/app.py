@@ -205,6 +205,7 @@ def create_app(
     from starlette.routing import Route
 
     from . import __version__
+    from .methods import method_not_allowed
     from .openapi import build_document
     from .security import middleware
 
@@ -238,6 +239,8 @@ def create_app(
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            return method_not_allowed(request, routes)
         name = (
             "NotFound"
             if exc.status_code == 404

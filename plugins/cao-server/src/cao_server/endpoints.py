@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal
 from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
-from cao_hookspecs.names import CALL_ID_PATTERN, TERMINAL_ID_PATTERN
+from cao_hookspecs.names import (
+    BLANK_CHARS,
+    CALL_ID_PATTERN,
+    KEY_RE,
+    MODEL_RE,
+    NOT_BLANK_RE,
+    PROFILE_NAME_RE,
+    SESSION_ARG_RE,
+    TERMINAL_ID_PATTERN,
+    json_pattern,
+)
 
 from . import validation, wire
 from .converter import to_json
@@ -78,13 +89,31 @@ class Endpoint:
 
 # -- parameters used by several routes -------------------------------------------------------------
 
-AGENT_PROFILE = Param("agent_profile", required=True, description="agent profile name")
+# Rules the kernel or a handler checks (a 400), stated in the document for clients and fuzzers.
+NOT_BLANK = {"pattern": json_pattern(NOT_BLANK_RE)}
+
+
+# install_profile's rule: around blanks, an https URL (any case) or a profile name.
+INSTALL_SOURCE = {
+    "pattern": f"^[{BLANK_CHARS}]*(?:[Hh][Tt][Tt][Pp][Ss]://[\\s\\S]*|{json_pattern(PROFILE_NAME_RE)[1:-1]})"
+               f"[{BLANK_CHARS}]*$"
+}
+
+
+def _or_empty(rule: re.Pattern[str]) -> dict[str, str]:
+    # For fields where an empty value means "the default" (the profile's model, a generated name).
+    return {"pattern": f"^(?:{json_pattern(rule)[1:-1]})?$"}
+
+
+AGENT_PROFILE = Param("agent_profile", required=True, description="agent profile name",
+                      rule={"pattern": json_pattern(PROFILE_NAME_RE)})
 PROVIDER = Param(
     "provider", description="provider (agent CLI); default: the profile's, else CAO_DEFAULT_PROVIDER"
 )
 WORKDIR = Param("working_directory", description="folder the agent starts in (must exist; not a system root)")
 ALLOWED_TOOLS = Param("allowed_tools", type="list", description="tools the agent may use")
-MODEL = Param("model", description="model override, letters/digits/._:/- up to 128")
+MODEL = Param("model", description="model override, letters/digits/._:/- up to 128",
+              rule=_or_empty(MODEL_RE))
 YOLO = Param("yolo", type="boolean", default=False, description="let the agent skip its permission prompts")
 WAIT_READY = Param(
     "wait_ready", type="boolean", default=True, description="answer only once the agent is ready for input"
@@ -94,9 +123,11 @@ INITIAL_MESSAGE = Param(
     "initial_message",
     max_bytes=validation.MAX_INPUT_BYTES,
     description="queued for the agent; the call then answers without waiting for it",
+    rule=NOT_BLANK,
 )
 MESSAGE = Param(
-    "message", required=True, max_bytes=validation.MAX_INPUT_BYTES, description="text, at most 1 MiB"
+    "message", required=True, max_bytes=validation.MAX_INPUT_BYTES, description="text, at most 1 MiB",
+    rule=NOT_BLANK,
 )
 IDEMPOTENCY_KEY = Param("idempotency_key", description="a retried send with the same key queues nothing new")
 CALL_ID = Param(
@@ -450,7 +481,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         errors=(400, 403, 404, 409, 413, 422, 502, 504),
         params=(
             AGENT_PROFILE,
-            Param("session_name", description="name; 'cao-' is added when missing"),
+            Param("session_name", description="name; 'cao-' is added when missing",
+                  rule=_or_empty(SESSION_ARG_RE)),
             PROVIDER,
             WORKDIR,
             ALLOWED_TOOLS,
@@ -569,8 +601,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Press one key (tmux key name) without Enter",
         send_key,
         "terminals",
-        errors=(*ID_ERRORS, 400),
-        params=(Param("key", required=True, description="Enter, Escape, Up, C-c, ..."),),
+        errors=(*ID_ERRORS, 400, 409),
+        params=(Param("key", required=True, description="Enter, Escape, Up, C-c, ...",
+                      rule={"pattern": json_pattern(KEY_RE)}),),
     ),
     Endpoint(
         "GET",
@@ -681,7 +714,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         errors=(400, 422),
         params=(
             Param("limit", type="integer", default=10, minimum=1, maximum=1000),
-            Param("status", description="pending, delivering, delivered, failed or dead"),
+            Param("status", description="only messages in this state", rule={"enum": list(MESSAGE_STATES)}),
         ),
     ),
     Endpoint(
@@ -751,7 +784,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         answer,
         "orchestration",
         errors=(*ID_ERRORS, 400, 409, 413),
-        params=(Param("answer", required=True, max_bytes=validation.MAX_INPUT_BYTES),),
+        params=(Param("answer", required=True, max_bytes=validation.MAX_INPUT_BYTES, rule=NOT_BLANK),),
     ),
     Endpoint(
         "GET",
@@ -782,7 +815,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         response=ref("InstallResult"),
         errors=(400, 404, 422, 501),
         params=(
-            Param("source", required=True, description="profile name or https:// URL"),
+            Param("source", required=True, description="profile name or https:// URL", rule=INSTALL_SOURCE),
             Param("provider", description="provider to record for it"),
             Param(
                 "env_vars",

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from cao_hookspecs.names import PROFILE_NAME_RE, SESSION_NAME_RE, TERMINAL_ID_PATTERN, json_pattern
+from cao_hookspecs.names import PROFILE_NAME_RE, SESSION_ARG_RE, TERMINAL_ID_PATTERN, json_pattern
 
 from .schemas import SCHEMAS, ref
 
@@ -31,7 +31,8 @@ REASONS = {
 }
 PATH_PARAMS = {
     "terminal_id": {"type": "string", "pattern": TERMINAL_ID_PATTERN},
-    "session_name": {"type": "string", "pattern": json_pattern(SESSION_NAME_RE)},
+    # The kernel adds 'cao-' to a session name in a path as in a body: the pattern says what fits.
+    "session_name": {"type": "string", "pattern": json_pattern(SESSION_ARG_RE)},
     "name": {"type": "string", "pattern": json_pattern(PROFILE_NAME_RE)},
 }
 
@@ -53,11 +54,15 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         {"name": name, "in": "path", "required": True, "schema": PATH_PARAMS.get(name, {"type": "string"})}
         for name in path_params(endpoint.path)
     ]
+    # A route with a body takes each parameter from the body or the query, the body winning; OpenAPI cannot
+    # say "in one of the two", so the body (what cao's client sends) carries the requirement, and the query
+    # form (upstream's) is described as optional.
+    has_body = bool(endpoint.params) and endpoint.method != "GET"
     parameters += [
         {
             "name": p.name,
             "in": "query",
-            "required": p.required,
+            "required": p.required and not has_body,
             "schema": p.query_schema(),
             **({"description": p.description} if p.description else {}),
         }
@@ -66,15 +71,15 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
     ]
     if parameters:
         op["parameters"] = parameters
-    if endpoint.params and endpoint.method != "GET":
+    if has_body:
         op["requestBody"] = {
-            "required": False,
-            "description": "the same parameters as a JSON object (a body field wins over a query parameter)",
+            "required": any(p.required for p in endpoint.params),
+            "description": "the parameters as a JSON object (a body field wins over a query parameter)",
             "content": {
                 "application/json": {
                     "schema": {
                         "type": "object",
-                        "properties": {p.name: p.schema() for p in endpoint.params},
+                        "properties": {p.name: p.body_schema() for p in endpoint.params},
                         **(
                             {"required": [p.name for p in endpoint.params if p.required]}
                             if any(p.required for p in endpoint.params)

@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from cao_hookspecs.names import BLANK_CHARS
+
 from .errors import BadParameter, TooLarge
 from .validation import MAX_BODY_BYTES, text_size
 
@@ -35,6 +37,9 @@ class Param:
     comma-separated in a query), ``map`` (string to string; JSON body only) or ``object`` (any JSON
     object; JSON body only). ``pattern`` violations
     are 422s like a wrong type; ``max_bytes`` violations are 413s.
+
+    ``rule`` holds schema keywords (``pattern``, ``enum``) for a rule checked after this reader, by the
+    handler or the kernel with their own status (400): the document states it, the reader does not.
     """
 
     name: str
@@ -49,6 +54,7 @@ class Param:
     max_bytes: int | None = None
     body_only: bool = False
     nullable: bool = False
+    rule: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
         """This parameter's JSON schema (as a body field)."""
@@ -69,6 +75,7 @@ class Param:
             base["maximum"] = self.maximum
         if self.pattern is not None:
             base["pattern"] = self.pattern
+        base.update(self.rule)
         if self.default is not None:
             base["default"] = self.default
         if self.description:
@@ -77,11 +84,23 @@ class Param:
             base["nullable"] = True
         return base
 
+    def body_schema(self) -> dict[str, Any]:
+        """As a field of the JSON body: ``null`` there means "not given" for any optional parameter."""
+        schema = self.schema()
+        if not self.required:
+            schema["nullable"] = True
+        return schema
+
     def query_schema(self) -> dict[str, Any]:
-        """As a query parameter: lists travel comma-separated."""
+        """As a query parameter: lists travel comma-separated, blank items dropped."""
         schema = self.schema()
         if self.type == "list":
             schema = {"type": "string", "description": (self.description + " (comma-separated)").strip()}
+            if self.enum is not None:
+                # At least one item: blank ones are dropped, and an empty list is refused.
+                named = f"[{BLANK_CHARS}]*(?:{'|'.join(map(re.escape, self.enum))})[{BLANK_CHARS}]*"
+                blank = f"[{BLANK_CHARS}]*"
+                schema["pattern"] = f"^(?:{blank},)*{named}(?:,(?:{named}|{blank}))*$"
         schema.pop("nullable", None)
         return schema
 
