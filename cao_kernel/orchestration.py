@@ -29,6 +29,7 @@ from cao_hookspecs import (
     Terminal,
     TerminalStatus,
 )
+from cao_hookspecs.names import MAX_ANSWER_CHARS
 
 from . import validate
 from .delivery import sender_suffix, validate_message
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_ANSWER_CHARS = 4000
 # Stored with a handoff's worker: the call it runs (``<caller>:<call id>``) and the wall-clock time its
 # wait ends, so a retry of the call after a restart finds the worker and keeps the original deadline.
 HANDOFF_CALL = "handoff_call"

@@ -13,9 +13,10 @@ from .errors import CaoError, InvalidInput
 TERMINAL_ID_RE = re.compile(r"^[a-f0-9]{8}\Z")
 SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}\Z")
 PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
-# tmux key names: arrows and named keys, single characters, and C-/M-/S- chords.
+# tmux key names: arrows and named keys, single characters, and chords of up to three C-/M-/S- (what a
+# terminal backend takes: tmux's own key names allow no more).
 KEY_RE = re.compile(
-    r"^(?:(?:[CMS]-)*(?:[A-Za-z0-9]|Up|Down|Left|Right|Enter|Tab|BTab|Escape|Space|BSpace|Home|End"
+    r"^(?:(?:[CMS]-){0,3}(?:[A-Za-z0-9]|Up|Down|Left|Right|Enter|Tab|BTab|Escape|Space|BSpace|Home|End"
     r"|PageUp|PageDown|PPage|NPage|DC|IC|F[1-9]|F1[0-2]))\Z"
 )
 # A delegation's call id: its retry with the same id resumes it instead of starting it again.
@@ -26,10 +27,13 @@ SESSION_PREFIX = "cao-"
 # still be a session name, so an unprefixed name has four characters less room.
 SESSION_ARG_RE = re.compile(r"^(?:cao-[A-Za-z0-9_-]{0,60}|[A-Za-z0-9_][A-Za-z0-9_-]{0,59})\Z")
 MAX_INPUT_BYTES = 1024 * 1024
+# An answer to an agent's prompt is typed into its dialog: a few lines, not a document.
+MAX_ANSWER_CHARS = 4000
 # What ``str.strip()`` removes (every ``str.isspace()`` character), spelled out so that a JSON pattern can
-# say "not blank", the rule messages and answers follow: at least one other character.
+# say "not blank".
 BLANK_CHARS = "\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-NOT_BLANK_RE = re.compile(rf"^[{BLANK_CHARS}]*[^{BLANK_CHARS}][\s\S]*\Z")
+# Text typed into a terminal (a message, an answer): not blank, and no NUL, which no terminal can take.
+TEXT_RE = re.compile(rf"^[{BLANK_CHARS}]*[^{BLANK_CHARS}\x00][^\x00]*\Z")
 
 
 def json_pattern(rule: re.Pattern[str]) -> str:

@@ -10,8 +10,16 @@ from typing import Any
 
 import pytest
 from cao_hookspecs.errors import InvalidInput
-from cao_hookspecs.names import KEY_RE, NOT_BLANK_RE, PROFILE_NAME_RE, SESSION_ARG_RE, json_pattern
+from cao_hookspecs.names import (
+    KEY_RE,
+    MAX_ANSWER_CHARS,
+    PROFILE_NAME_RE,
+    SESSION_ARG_RE,
+    TEXT_RE,
+    json_pattern,
+)
 from cao_server import validation
+from cao_tmux import checks as tmux_checks
 from cao_server.endpoints import ENDPOINTS, check_path
 from cao_server.errors import BadParameter
 from cao_server.openapi import build_document
@@ -26,7 +34,8 @@ from cao_kernel.delivery import validate_message
 DOCUMENT = build_document(ENDPOINTS)
 OPERATIONS = {op["operationId"]: op for item in DOCUMENT["paths"].values() for op in item.values()}
 NAMEISH = st.text(st.sampled_from(string.ascii_letters + string.digits + "_-. \n\t:/"), max_size=70)
-TEXT = st.text(max_size=8) | NAMEISH | st.sampled_from(["", " ", "\n", "\x1c", "\u3000", "cao-", "C-c", "Up"])
+TEXT = st.text(max_size=8) | NAMEISH | st.sampled_from(
+    ["", " ", "\n", "\x1c", "\u3000", "cao-", "C-c", "Up", "a\x00", "\x00", "C-M-S-Up", "S-M-S-S-BSpace"])
 
 
 def _body(operation: str, name: str) -> dict[str, Any]:
@@ -60,7 +69,8 @@ def test_the_document_carries_the_validators_rules():
     assert _body("send_key", "key")["pattern"] == json_pattern(KEY_RE)
     for operation, name in [("send_input", "message"), ("post_inbox", "message"), ("answer", "answer"),
                             ("create_terminal", "initial_message")]:
-        assert _body(operation, name)["pattern"] == json_pattern(NOT_BLANK_RE), (operation, name)
+        assert _body(operation, name)["pattern"] == json_pattern(TEXT_RE), (operation, name)
+    assert _body("answer", "answer")["maxLength"] == MAX_ANSWER_CHARS
     assert _parameter("list_inbox", "status", "query")["enum"] == list(MESSAGE_STATES)
     assert _parameter("get_session", "session_name", "path")["pattern"] == json_pattern(SESSION_ARG_RE)
     assert "pattern" in _body("create_session", "model")
@@ -101,7 +111,18 @@ def test_documented_names_models_and_keys_are_the_kernels(value):
 
 @given(TEXT)
 def test_documented_texts_are_the_kernels(value):
-    assert _documented(_body("send_input", "message"), value) == _accepts(validate_message, value)
+    def kernel(text: str) -> None:
+        validate_message(text)
+        kernel_validate.input_text(text)
+
+    assert _documented(_body("send_input", "message"), value) == _accepts(kernel, value)
+
+
+@given(TEXT)
+def test_every_documented_key_reaches_the_terminal(value):
+    # The contract's rule must not let through a key the tmux backend then refuses (a 400 for valid input).
+    if _documented(_body("send_key", "key"), value):
+        assert tmux_checks.key(value) == value
 
 
 @given(st.lists(st.sampled_from([*MESSAGE_STATES[:2], "idle", "completed", "bogus", "", " "]), max_size=3)

@@ -19,11 +19,12 @@ from cao_hookspecs.names import (
     BLANK_CHARS,
     CALL_ID_PATTERN,
     KEY_RE,
+    MAX_ANSWER_CHARS,
     MODEL_RE,
-    NOT_BLANK_RE,
     PROFILE_NAME_RE,
     SESSION_ARG_RE,
     TERMINAL_ID_PATTERN,
+    TEXT_RE,
     json_pattern,
 )
 
@@ -90,7 +91,7 @@ class Endpoint:
 # -- parameters used by several routes -------------------------------------------------------------
 
 # Rules the kernel or a handler checks (a 400), stated in the document for clients and fuzzers.
-NOT_BLANK = {"pattern": json_pattern(NOT_BLANK_RE)}
+TEXT = {"pattern": json_pattern(TEXT_RE)}
 
 
 # install_profile's rule: around blanks, an https URL (any case) or a profile name.
@@ -123,11 +124,11 @@ INITIAL_MESSAGE = Param(
     "initial_message",
     max_bytes=validation.MAX_INPUT_BYTES,
     description="queued for the agent; the call then answers without waiting for it",
-    rule=NOT_BLANK,
+    rule=TEXT,
 )
 MESSAGE = Param(
     "message", required=True, max_bytes=validation.MAX_INPUT_BYTES, description="text, at most 1 MiB",
-    rule=NOT_BLANK,
+    rule=TEXT,
 )
 IDEMPOTENCY_KEY = Param("idempotency_key", description="a retried send with the same key queues nothing new")
 CALL_ID = Param(
@@ -784,7 +785,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         answer,
         "orchestration",
         errors=(*ID_ERRORS, 400, 409, 413),
-        params=(Param("answer", required=True, max_bytes=validation.MAX_INPUT_BYTES, rule=NOT_BLANK),),
+        params=(Param("answer", required=True, max_bytes=validation.MAX_INPUT_BYTES,
+                      rule={**TEXT, "maxLength": MAX_ANSWER_CHARS}),),
     ),
     Endpoint(
         "GET",
