@@ -2,6 +2,20 @@
 
 Tests that need a second local user run their probe as ``nobody`` through ``setpriv`` when the suite
 runs as root; elsewhere they are skipped with the reason, except in CI, where they must run.
+
+Where each hole is held closed (here, or beside the code that closes it):
+1. another local user drives cao; code-loading variables: ``test_local_users.py``
+2. a forged terminal id on /mcp; deleting another's terminal: ``plugins/cao-mcp/tests/test_http.py``
+3. secrets on command lines: ``test_local_users.py``, ``plugins/cao-tmux/tests/test_lifecycle.py``
+4. unbounded memory: ``plugins/cao-mcp/tests/test_http_app.py``, ``plugins/cao-server/tests/
+   test_server_events.py``, ``tests/test_messaging.py``, ``plugins/cao-inbox-sqlite/tests``
+5. a slow download: ``tests/test_profiles_url.py``
+6. a working directory read as a tmux format: ``test_paths.py``, ``plugins/cao-tmux/tests/test_text.py``
+7. the smaller ones: ``test_hostile_clients.py``, ``tests/test_profiles_install.py``,
+   ``tests/test_cli_plugins.py``, ``plugins/cao-server/tests`` (log lines, printed text, OPTIONS, the
+   schemathesis run of the OpenAPI document)
+8. orphans: ``plugins/cao-tmux/tests/test_lifecycle.py`` (found by the terminal's environment marker),
+   and the session-end check of the test kit, which fails a run that leaves any process behind
 """
 
 from __future__ import annotations
