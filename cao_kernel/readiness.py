@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from cao_hookspecs.setting_values import non_negative
+
 from .errors import CaoError, InvalidInput, NotFound, Timeout
 from .launching import matching_spec
 
@@ -43,16 +45,11 @@ class McpNotConnected(Timeout):
 
 def connect_timeout(settings: Mapping[str, Any]) -> float:
     """Seconds to wait for a terminal's MCP client (``CAO_MCP_CONNECT_TIMEOUT``); 0 means no gate."""
-    value = settings.get(TIMEOUT_SETTING)
-    if value is None or str(value).strip() == "":
-        return DEFAULT_TIMEOUT
-    try:
-        seconds = float(str(value).strip())
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 3600:
-        raise InvalidInput(f"{TIMEOUT_SETTING} must be a number of seconds from 0 to 3600 (0 turns the MCP "
-                           f"readiness gate off), got {value!r}")
+    what = "a number of seconds from 0 to 3600"
+    seconds = non_negative(settings, TIMEOUT_SETTING, DEFAULT_TIMEOUT, what=what,
+                           zero="the MCP readiness gate is off")
+    if seconds > 3600:
+        raise InvalidInput(f"{TIMEOUT_SETTING} must be {what}, not {settings.get(TIMEOUT_SETTING)!r}")
     return seconds
 
 

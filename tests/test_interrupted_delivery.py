@@ -38,6 +38,14 @@ async def _claimed_while_busy(kernel, sender_id: str, receiver, body: str):
     return claimed
 
 
+def _pasted_without_enter(kernel, tmux_socket: str, receiver, claimed) -> None:
+    """Where a provider with a submit delay stops: the text pasted into the input box, its Enter owed, and
+    the pane's record saying so (the kernel stopped between the two)."""
+    kernel.terminals.backend.send_text(receiver.id, claimed.body, enter_count=0)
+    subprocess.run(["tmux", "-S", tmux_socket, "set-option", "-p", "-t", f"={receiver.session_name}:",
+                    "@cao_input", f"{claimed.id} pasted"], check=True, timeout=10)
+
+
 async def _settled_once(kernel, tmux_socket, receiver, message_id: int, token: str) -> None:
     deadline = time.monotonic() + 15
     while (kernel.delivery.store.get(message_id)).state is not MessageState.DELIVERED:
@@ -89,11 +97,7 @@ async def test_a_message_pasted_without_its_enter_is_submitted_not_typed_again(m
     async with make_kernel(agents=("developer",)) as kernel:
         receiver = await kernel.create_session(request)
         claimed = await _claimed_while_busy(kernel, "tester", receiver, "token-pasted")
-        # A provider with a submit delay pastes, waits, then presses Enter; the kernel stopped in between:
-        # the text sits in the input box and the pane records the paste, not the Enter.
-        kernel.terminals.backend.send_text(receiver.id, claimed.body, enter_count=0)
-        subprocess.run(["tmux", "-S", tmux_socket, "set-option", "-p", "-t", f"={receiver.session_name}:",
-                        "@cao_input", f"{claimed.id} pasted"], check=True, timeout=10)
+        _pasted_without_enter(kernel, tmux_socket, receiver, claimed)
         await asyncio.sleep(0.3)
         assert _answers(tmux_socket, receiver, "token-pasted") == 0
     async with make_kernel(agents=("developer",)) as kernel:
@@ -110,10 +114,8 @@ async def test_a_pasted_input_whose_enter_cannot_be_pressed_fails_without_stoppi
     async with make_kernel(agents=("developer",)) as kernel:
         receiver = await kernel.create_session(request)
         claimed = await _claimed_while_busy(kernel, "tester", receiver, "token-stuck")
-        kernel.terminals.backend.send_text(receiver.id, claimed.body, enter_count=0)
+        _pasted_without_enter(kernel, tmux_socket, receiver, claimed)
         target = f"={receiver.session_name}:"
-        subprocess.run(["tmux", "-S", tmux_socket, "set-option", "-p", "-t", target,
-                        "@cao_input", f"{claimed.id} pasted"], check=True, timeout=10)
     # The agent ends before the next kernel can press the Enter it owes.
     pid = subprocess.run(["tmux", "-S", tmux_socket, "display-message", "-p", "-t", target, "#{pane_pid}"],
                          capture_output=True, text=True, check=True, timeout=10).stdout.strip()
