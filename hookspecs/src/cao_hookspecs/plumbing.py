@@ -74,7 +74,9 @@ def cao_register_routes() -> Iterable[RouteSpec]:
         another plugin's route is refused with a warning naming both owners.
 
     The server's security checks (Host allow-list, Origin check on state-changing methods, token when
-    required by ``cao server``) apply to plugin routes exactly as to built-in ones.
+    required by ``cao server``) apply to plugin routes exactly as to built-in ones. A route with
+    ``websocket=True`` serves WebSockets (``endpoint(websocket, kernel)``); a WebSocket is checked like
+    a state-changing request (Host, Origin, token) and refused with HTTP 403 before it is accepted.
 
     Errors: an implementation that raises is reported with its plugin's name and contributes nothing;
     an endpoint that raises a ``CaoError`` answers with that error's status, anything else with 500.

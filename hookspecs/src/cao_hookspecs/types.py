@@ -407,6 +407,10 @@ class RouteSpec:
     #: When true, ``endpoint(kernel)`` returns an ASGI application mounted at ``path`` (e.g. an MCP
     #: transport) instead of being a request handler. The server calls it on the path's first request.
     asgi: bool = False
+    #: When true, the route is a WebSocket: ``endpoint(websocket, kernel)`` serves a Starlette
+    #: ``WebSocket`` (accepting it first); ``methods`` is ignored. The server's Host, Origin and token
+    #: checks apply before the handler runs.
+    websocket: bool = False
 
 
 @attrs.frozen(kw_only=True)

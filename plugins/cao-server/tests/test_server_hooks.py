@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket as socket_module
 
 import httpx
 import pytest
@@ -112,3 +113,63 @@ def test_two_plugins_claiming_one_path_keep_the_first(caplog):
     caplog.set_level(logging.WARNING)
     assert [r.name for r in plugin_routes([first, second, third], set())] == ["first", "third"]
     assert "'second' refused: POST /x/{b} is already served by plugin route 'first'" in caplog.text
+
+
+class EchoSocket:
+    """A plugin WebSocket route: it echoes text frames upper-cased, then says who served it."""
+
+    @hookimpl
+    def cao_register_routes(self):
+        async def echo(websocket, kernel):
+            await websocket.accept()
+            text = await websocket.receive_text()
+            await websocket.send_text(text.upper())
+            await websocket.send_bytes(b"sessions: %d" % len(await kernel.list_sessions()))
+            await websocket.close()
+
+        async def broken(websocket, kernel):
+            await websocket.accept()
+            raise RuntimeError("plugin bug")
+
+        return [RouteSpec(name="echo", path="/echo/ws", endpoint=echo, websocket=True),
+                RouteSpec(name="broken_ws", path="/broken/ws", endpoint=broken, websocket=True)]
+
+
+def test_a_plugin_websocket_route_is_served_behind_the_same_guards(make_kernel, register_plugin, cao_home):
+    from websockets.exceptions import ConnectionClosedError, InvalidStatus
+    from websockets.sync.client import connect
+
+    kernel = make_kernel()
+    token = ensure_token(cao_home)
+    with register_plugin(kernel, EchoSocket(), name="echo"), \
+            serve_in_thread(kernel, token=token, extra_routes=list(kernel.routes.values())) as running:
+        url = f"ws://127.0.0.1:{running.port}"
+        owner = {"Authorization": f"Bearer {token}"}
+        with connect(url + "/echo/ws", additional_headers=owner, open_timeout=10) as socket:
+            socket.send("hello")
+            assert socket.recv(timeout=10) == "HELLO"
+            assert socket.recv(timeout=10) == b"sessions: 0"
+        refusals = [
+            {},  # no token
+            {"Authorization": "Bearer wrong"},
+            {**owner, "Origin": "http://evil.example"},  # a page elsewhere
+        ]
+        for headers in refusals:
+            with pytest.raises(InvalidStatus) as refused:
+                connect(url + "/echo/ws", additional_headers=headers, open_timeout=10)
+            assert refused.value.response.status_code == 403, headers
+        # DNS rebinding: a name that resolved to this machine, sent as the Host.
+        with socket_module.create_connection(("127.0.0.1", running.port), timeout=10) as raw:
+            with pytest.raises(InvalidStatus) as refused:
+                connect(f"ws://evil.example:{running.port}/echo/ws", sock=raw, additional_headers=owner,
+                        open_timeout=10)
+            assert refused.value.response.status_code == 403
+        # A same-origin page passes the Origin check.
+        same_origin = {**owner, "Origin": f"http://127.0.0.1:{running.port}"}
+        with connect(url + "/echo/ws", additional_headers=same_origin, open_timeout=10) as socket:
+            socket.send("same")
+            assert socket.recv(timeout=10) == "SAME"
+        with connect(url + "/broken/ws", additional_headers=owner, open_timeout=10) as socket:
+            with pytest.raises(ConnectionClosedError) as closed:
+                socket.recv(timeout=10)
+            assert closed.value.rcvd.code == 1011

@@ -75,6 +75,21 @@ def _mount(ctx: Context, endpoint: Endpoint) -> Any:
     return run
 
 
+def _websocket_plugin(kernel: Any, spec: Any) -> Any:
+    """A plugin's WebSocket handler, given the kernel; an exception closes the socket (1011) and is
+    logged with the plugin's route name."""
+
+    async def endpoint(websocket: Any) -> None:
+        try:
+            await spec.endpoint(websocket, kernel)
+        except Exception:  # noqa: BLE001 - one plugin's socket must not take the server down
+            log.exception("WebSocket route %r failed", spec.name)
+            with contextlib.suppress(Exception):
+                await websocket.close(code=1011)
+
+    return endpoint
+
+
 def _mount_plugin(kernel: Any, spec: RouteSpec) -> Any:
     from starlette.responses import JSONResponse, Response
 
@@ -202,7 +217,7 @@ def create_app(
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.responses import JSONResponse
-    from starlette.routing import Route
+    from starlette.routing import Route, WebSocketRoute
 
     from . import __version__
     from .methods import method_not_allowed
@@ -217,7 +232,9 @@ def create_app(
     taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {("GET", "/openapi.json"), ("GET", "/events")}
     plugins = plugin_routes(extra_routes, taken)
     for spec in plugins:
-        if spec.asgi:
+        if spec.websocket:
+            routes.append(WebSocketRoute(spec.path, _websocket_plugin(kernel, spec), name=f"plugin_{spec.name}"))
+        elif spec.asgi:
             # A whole ASGI application (e.g. an MCP transport) answering every method at this path; a
             # Route rather than a Mount so `POST /mcp` is not redirected to `/mcp/`. The security
             # middleware wraps it like every other route.

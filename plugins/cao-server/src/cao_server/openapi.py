@@ -137,7 +137,8 @@ def build_document(
         },
     }
     for spec in plugin_routes:
-        for method in spec.methods:
+        # A WebSocket is no HTTP operation: OpenAPI 3.0 has no way to describe it.
+        for method in () if getattr(spec, "websocket", False) else spec.methods:
             params = [
                 {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
                 for n in path_params(spec.path)

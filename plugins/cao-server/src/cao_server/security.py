@@ -54,6 +54,11 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+async def refuse_websocket(send: Send) -> None:
+    """Close a WebSocket before accepting it: the client gets HTTP 403 and no connection."""
+    await send({"type": "websocket.close", "code": 1008})
+
+
 async def send_error(
     send: Send, status: int, detail: str, error: str, headers: Iterable[tuple[str, str]] = ()
 ) -> None:
@@ -76,8 +81,11 @@ class HostGuard:
         self.allowed = frozenset(LOOPBACK_HOSTS | {bound} | extra) - {""}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self.any_host:
+        if scope["type"] in ("http", "websocket") and not self.any_host:
             if host_name(_header(scope, b"host") or "") not in self.allowed:
+                if scope["type"] == "websocket":
+                    await refuse_websocket(send)
+                    return
                 await send_error(send, 400, "Invalid host header", "InvalidInput")
                 return
         await self.app(scope, receive, send)
@@ -92,6 +100,13 @@ class RequestGuard:
         self.any_origin = "*" in self.origins
         self.token = (settings.token or "").encode() if settings.token_required else None
 
+    def _authorized(self, scope: Scope) -> bool:
+        """Whether the request carries the token (always, when none is required)."""
+        if self.token is None:
+            return True
+        scheme, _, value = (_header(scope, b"authorization") or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token)
+
     def origin_allowed(self, origin: str, host: str) -> bool:
         origin = origin.strip().rstrip("/").lower()
         if self.any_origin or origin in self.origins:
@@ -103,6 +118,16 @@ class RequestGuard:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            # A WebSocket changes state like a POST and a browser opens one from any page: the same
+            # Origin rule, and the token.
+            origin = _header(scope, b"origin")
+            foreign = origin is not None and not self.origin_allowed(origin, _header(scope, b"host") or "")
+            if foreign or not self._authorized(scope):
+                await refuse_websocket(send)
+                return
+            await self.app(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -112,20 +137,18 @@ class RequestGuard:
             if origin is not None and not self.origin_allowed(origin, _header(scope, b"host") or ""):
                 await send_error(send, 403, "Cross-origin request blocked", "Forbidden")
                 return
-        if self.token is not None and (method, scope["path"]) not in OPEN_ROUTES:
-            scheme, _, value = (_header(scope, b"authorization") or "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), self.token):
-                await send_error(
-                    send,
-                    401,
-                    "missing or wrong API token: send 'Authorization: Bearer <token>' with the token "
-                    "in the api-token file of the server's cao home (CAO_HOME_DIR, default "
-                    "~/.aws/cli-agent-orchestrator); the cao command and agents' MCP servers read it "
-                    "themselves when they share that home",
-                    "Unauthorized",
-                    headers=[("www-authenticate", "Bearer")],
-                )
-                return
+        if (method, scope["path"]) not in OPEN_ROUTES and not self._authorized(scope):
+            await send_error(
+                send,
+                401,
+                "missing or wrong API token: send 'Authorization: Bearer <token>' with the token "
+                "in the api-token file of the server's cao home (CAO_HOME_DIR, default "
+                "~/.aws/cli-agent-orchestrator); the cao command and agents' MCP servers read it "
+                "themselves when they share that home",
+                "Unauthorized",
+                headers=[("www-authenticate", "Bearer")],
+            )
+            return
         await self.app(scope, receive, send)
 
 

@@ -70,17 +70,21 @@ def log_config(level: str) -> dict[str, Any]:
 
 def uvicorn_config(app: Any, *, log_level: str | None = None, log_config: dict[str, Any] | None = None,
                    graceful_seconds: float = 3) -> Any:
-    """How uvicorn serves cao (also in tests, so they exercise the same server): h11, no websockets,
-    no proxy headers, our own access log, and request lines long enough for upstream's
-    query-parameter messages."""
+    """How uvicorn serves cao (also in tests, so they exercise the same server): h11, WebSockets through
+    the websockets library only when a plugin serves a WebSocket route (loading it costs a server's
+    start about 25 ms), no proxy headers, our own access log, and request lines long enough for
+    upstream's query-parameter messages."""
     import uvicorn
+    from starlette.routing import WebSocketRoute
+
+    sockets = any(isinstance(route, WebSocketRoute) for route in getattr(app, "routes", ()))
 
     return uvicorn.Config(
         app,
         lifespan="on",
         http="h11",
         loop="asyncio",
-        ws="none",
+        ws="websockets-sansio" if sockets else "none",
         interface="asgi3",
         log_level=log_level,
         log_config=log_config,
