@@ -233,7 +233,8 @@ def create_app(
     plugins = plugin_routes(extra_routes, taken)
     for spec in plugins:
         if spec.websocket:
-            routes.append(WebSocketRoute(spec.path, _websocket_plugin(kernel, spec), name=f"plugin_{spec.name}"))
+            routes.append(WebSocketRoute(spec.path, _websocket_plugin(kernel, spec),
+                                         name=f"plugin_{spec.name}"))
         elif spec.asgi:
             # A whole ASGI application (e.g. an MCP transport) answering every method at this path; a
             # Route rather than a Mount so `POST /mcp` is not redirected to `/mcp/`. The security
