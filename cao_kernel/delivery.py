@@ -215,8 +215,7 @@ class DeliveryEngine:
             return
         if not self._can_receive(live):
             # Became busy between the kick and the claim: put the messages back untouched.
-            for message in batch:
-                await io(self.store.release, message.id)
+            await self._release(batch)
             return
         body = "\n".join(m.body for m in batch)
         envelope = attrs.evolve(batch[0], body=body)
@@ -350,8 +349,7 @@ class DeliveryEngine:
             await self._unknowable(live, batch, f"its terminal's input record cannot be read ({exc})")
             return
         if mark is None or mark.mark != str(batch[0].id):
-            for message in batch:
-                await io(self.store.release, message.id)
+            await self._release(batch)
             return
         if not mark.submitted:
             try:
@@ -364,13 +362,17 @@ class DeliveryEngine:
         for delivered in await self._mark_delivered(batch):
             self._on_delivered(delivered)
 
+    async def _release(self, batch: list[Message]) -> None:
+        """Back to pending, to be typed once later (no attempt counted)."""
+        for message in batch:
+            await self._io(self.store.release, message.id)
+
     async def _unknowable(self, live: LiveTerminal, batch: list[Message], why: str) -> None:
         """An interrupted delivery nobody can tell was typed: its provider's written choice decides."""
         caps = live.provider.capabilities if live.provider else None
         if caps is None or caps.uncertain_delivery == "retype":
             log.warning("retyping %d interrupted message(s) to %s: %s", len(batch), live.id, why)
-            for message in batch:
-                await self._io(self.store.release, message.id)
+            await self._release(batch)
             return
         reason = f"its delivery was cut short and {why}; it is not typed again"
         for message in batch:

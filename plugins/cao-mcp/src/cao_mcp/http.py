@@ -155,12 +155,7 @@ class McpHttpApp:
         verify = getattr(self.kernel, "verify_terminal_secret", None)
         if verify is None:
             return True
-        secret = None
-        wanted = SECRET_HEADER.lower().encode("latin-1")
-        for key, value in scope.get("headers") or ():
-            if key.lower() == wanted:
-                secret = value.decode("latin-1")
-        return bool(await verify(terminal_id, secret))
+        return bool(await verify(terminal_id, _scope_header(scope, SECRET_HEADER)))
 
     async def _report_connected(self, terminal_id: str) -> None:
         from cao_hookspecs.errors import CaoError
@@ -225,18 +220,21 @@ class McpHttpApp:
                 return
 
 
-def _has_header(scope: Scope, name: str) -> bool:
+def _scope_header(scope: Scope, name: str) -> str | None:
+    """The first value of header ``name`` in an ASGI scope, or None."""
     wanted = name.lower().encode("latin-1")
-    return any(key.lower() == wanted for key, _ in scope.get("headers") or ())
+    values = (value for key, value in scope.get("headers") or () if key.lower() == wanted)
+    found = next(values, None)
+    return None if found is None else found.decode("latin-1")
+
+
+def _has_header(scope: Scope, name: str) -> bool:
+    return _scope_header(scope, name) is not None
 
 
 def _terminal_header(scope: Scope) -> str | None:
-    wanted = ID_HEADER.lower().encode("latin-1")
-    for key, value in scope.get("headers") or ():
-        if key.lower() == wanted:
-            text = value.decode("latin-1")
-            return text if TERMINAL_ID_RE.fullmatch(text) else None
-    return None
+    text = _scope_header(scope, ID_HEADER)
+    return text if text is not None and TERMINAL_ID_RE.fullmatch(text) else None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -287,7 +287,7 @@ class TmuxBackend:
         self._reader.remove(tid)
         with contextlib.suppress(TmuxError):
             out = self.server.run(["display-message", "-p", "-t", pane, listing.PROCESS_FORMAT])
-            rows = [line.split("\t") for line in out.splitlines() if line.count("\t") == 4]
+            rows = listing.process_rows(out)
             self._kill(rows, ["kill-window", "-t", pane])
         raise InvalidInput(f"terminal {tid} started in {actual!r} instead of {cwd!r}; it was removed")
 
@@ -575,7 +575,7 @@ class TmuxBackend:
             except (TmuxTargetMissing, TmuxNotRunning):
                 self._forget(terminal_id)
                 continue
-            rows = [line.split("\t") for line in out.splitlines() if line.count("\t") == 4]
+            rows = listing.process_rows(out)
             if not rows or rows[0][0] != terminal_id:
                 self._forget(terminal_id)  # a stale pane id, from before a server restart
                 continue
@@ -594,7 +594,7 @@ class TmuxBackend:
             )
         except (TmuxTargetMissing, TmuxNotRunning):
             out = ""
-        rows = [line.split("\t") for line in out.splitlines() if line.count("\t") == 4]
+        rows = listing.process_rows(out)
         for tid in {row[0] for row in rows if row[0]}:
             self._reader.remove(tid)
         if rows:

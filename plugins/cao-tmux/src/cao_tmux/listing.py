@@ -51,6 +51,11 @@ STATE_FORMAT = fields("#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal
 PROCESS_FORMAT = fields("#{@cao_id}", "#{pane_id}", "#{pane_pid}", "#{pid}", "#{pane_dead}")
 
 
+def process_rows(out: str) -> list[list[str]]:
+    """The rows of a ``PROCESS_FORMAT`` listing, as lists of its five fields (other lines dropped)."""
+    return [line.split("\t") for line in out.splitlines() if line.count("\t") == 4]
+
+
 @dataclasses.dataclass(frozen=True)
 class Exit:
     """How a dead pane's program ended."""
