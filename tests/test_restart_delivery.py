@@ -20,8 +20,15 @@ BUSY_SECONDS = 2.0
 
 
 def _scrollback(tmux_socket: str, session: str, window: str) -> str:
-    done = subprocess.run(["tmux", "-S", tmux_socket, "capture-pane", "-p", "-J", "-S", "-", "-t",
-                           f"{session}:{window}"], capture_output=True, text=True, check=True, timeout=10)
+    # Exact names: tmux would otherwise also match a window whose name merely starts with this one.
+    target = f"={session}:={window}"
+    done = subprocess.run(["tmux", "-S", tmux_socket, "capture-pane", "-p", "-J", "-S", "-", "-t", target],
+                          capture_output=True, text=True, timeout=10)
+    if done.returncode:
+        listed = subprocess.run(["tmux", "-S", tmux_socket, "list-windows", "-a", "-F",
+                                 "#{session_name}:#{window_name}"], capture_output=True, text=True, timeout=10)
+        raise AssertionError(f"capture of {target} failed: {done.stderr.strip()}; "
+                             f"windows: {listed.stdout.split()} {listed.stderr.strip()}")
     return done.stdout
 
 
