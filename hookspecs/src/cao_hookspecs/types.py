@@ -411,6 +411,10 @@ class RouteSpec:
     #: ``WebSocket`` (accepting it first); ``methods`` is ignored. The server's Host, Origin and token
     #: checks apply before the handler runs.
     websocket: bool = False
+    #: When true, GET and HEAD of this route are served without the API token or a browser session:
+    #: only for pages and assets that hold no data (a console's HTML, scripts and styles). The Host
+    #: check still applies.
+    public: bool = False
 
 
 @attrs.frozen(kw_only=True)

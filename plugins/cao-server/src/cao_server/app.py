@@ -217,7 +217,7 @@ def create_app(
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.responses import JSONResponse
-    from starlette.routing import Route, WebSocketRoute
+    from starlette.routing import Route, WebSocketRoute, compile_path
 
     from . import __version__
     from .methods import method_not_allowed
@@ -229,7 +229,8 @@ def create_app(
         raise ValueError(f"a server bound to {settings.host} needs an API token (callers must send it)")
     ctx = Context(kernel=kernel, settings=settings)
     routes = [Route(e.path, _mount(ctx, e), methods=[e.method], name=e.name) for e in ENDPOINTS]
-    taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {("GET", "/openapi.json"), ("GET", "/events")}
+    taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {
+        ("GET", "/openapi.json"), ("GET", "/events"), ("GET", "/login"), ("POST", "/login-links")}
     plugins = plugin_routes(extra_routes, taken)
     for spec in plugins:
         if spec.websocket:
@@ -244,6 +245,13 @@ def create_app(
             routes.append(Route(spec.path, _mount_plugin(kernel, spec), methods=[m.upper() for m in spec.methods],
                                 name=f"plugin_{spec.name}"))
     document = build_document(ENDPOINTS, plugins, version=__version__)
+    from .login_routes import login_routes
+    from .logins import Logins
+
+    logins = Logins()
+    routes += login_routes(logins)
+    public = [compile_path(spec.path)[0] for spec in plugins if spec.public and not spec.websocket]
+    public.append(compile_path("/login")[0])
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
@@ -288,7 +296,7 @@ def create_app(
 
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(AccessLog), *middleware(settings)],
+        middleware=[Middleware(AccessLog), *middleware(settings, logins, public)],
         exception_handlers={HTTPException: http_error},
         lifespan=lifespan,
     )
@@ -298,6 +306,9 @@ def create_app(
     app.state.settings = settings
     app.state.openapi = document
     app.state.events = hub
+    app.state.logins = logins
+    # What `cao server` points a browser at: a plugin's page at "/", if one serves it.
+    app.state.console = any(spec.public and spec.path == "/" for spec in plugins)
     return app
 
 

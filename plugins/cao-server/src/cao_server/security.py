@@ -12,7 +12,12 @@ Outermost first:
    their answers from other origins).
 4. Token, on loopback too: ``Authorization: Bearer <token>`` or 401, with the token from the owner's
    cao home (``api-token``, mode 0600), so no other local user can drive the owner's agents. ``GET
-   /health`` stays open so monitors can probe liveness.
+   /health`` stays open so monitors can probe liveness, and so do the GET routes a plugin marks public
+   (pages and assets that hold no data).
+5. A browser's session cookie (:mod:`cao_server.logins`) stands for the token. Cookies go with every
+   request a browser makes, whichever page starts it, so a cookie-carried POST/PUT/PATCH/DELETE also
+   needs the session's ``X-CAO-CSRF`` header, and a cookie-carried WebSocket needs the server's own
+   Origin: both are what only the server's own pages have.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .logins import CSRF_HEADER, SESSION_COOKIE, Logins
 from .settings import LOOPBACK_HOSTS, ServerSettings
 
 if TYPE_CHECKING:
@@ -52,6 +58,15 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if key.lower() == name:
             return value.decode("latin-1")
     return None
+
+
+def _cookie(scope: Scope, name: str) -> str | None:
+    raw = _header(scope, b"cookie")
+    if not raw:
+        return None
+    from starlette.requests import cookie_parser
+
+    return cookie_parser(raw).get(name)
 
 
 async def refuse_websocket(send: Send) -> None:
@@ -94,18 +109,37 @@ class HostGuard:
 class RequestGuard:
     """Refuse cross-origin state changes (403) and, when required, requests without the token (401)."""
 
-    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
+    def __init__(
+        self, app: ASGIApp, settings: ServerSettings, logins: Logins | None = None,
+        public: Iterable[re.Pattern[str]] = (),
+    ) -> None:
         self.app = app
         self.origins = frozenset(o.rstrip("/").lower() for o in settings.cors_origins)
         self.any_origin = "*" in self.origins
         self.token = (settings.token or "").encode() if settings.token_required else None
+        self.logins = logins
+        self.public = tuple(public)
+
+    def _credential(self, scope: Scope) -> str | None:
+        """How the request proves itself: ``"open"`` when no token is required, ``"token"``, the CSRF
+        value its session cookie expects, or None."""
+        if self.token is None:
+            return "open"
+        scheme, _, value = (_header(scope, b"authorization") or "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token):
+            return "token"
+        session = _cookie(scope, SESSION_COOKIE) if self.logins is not None else None
+        csrf = self.logins.csrf_of(session) if self.logins is not None and session else None
+        return f"csrf:{csrf}" if csrf else None
 
     def _authorized(self, scope: Scope) -> bool:
         """Whether the request carries the token (always, when none is required)."""
-        if self.token is None:
-            return True
-        scheme, _, value = (_header(scope, b"authorization") or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token)
+        return self._credential(scope) is not None
+
+    def _is_public(self, method: str, path: str) -> bool:
+        return (method, path) in OPEN_ROUTES or (
+            method in ("GET", "HEAD") and any(p.match(path) for p in self.public)
+        )
 
     def origin_allowed(self, origin: str, host: str) -> bool:
         origin = origin.strip().rstrip("/").lower()
@@ -123,7 +157,9 @@ class RequestGuard:
             # Origin rule, and the token.
             origin = _header(scope, b"origin")
             foreign = origin is not None and not self.origin_allowed(origin, _header(scope, b"host") or "")
-            if foreign or not self._authorized(scope):
+            credential = self._credential(scope)
+            by_cookie = credential is not None and credential.startswith("csrf:")
+            if foreign or credential is None or (by_cookie and origin is None):
                 await refuse_websocket(send)
                 return
             await self.app(scope, receive, send)
@@ -137,7 +173,18 @@ class RequestGuard:
             if origin is not None and not self.origin_allowed(origin, _header(scope, b"host") or ""):
                 await send_error(send, 403, "Cross-origin request blocked", "Forbidden")
                 return
-        if (method, scope["path"]) not in OPEN_ROUTES and not self._authorized(scope):
+        if self._is_public(method, scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        credential = self._credential(scope)
+        if credential is not None and credential.startswith("csrf:") and method in UNSAFE_METHODS:
+            if not Logins.csrf_matches(credential[5:], _header(scope, CSRF_HEADER.encode())):
+                await send_error(
+                    send, 403, "missing or wrong X-CAO-CSRF header: a browser session must echo its "
+                    "cao_csrf cookie on every request that changes state", "Forbidden",
+                )
+                return
+        if credential is None:
             await send_error(
                 send,
                 401,
@@ -152,8 +199,11 @@ class RequestGuard:
         await self.app(scope, receive, send)
 
 
-def middleware(settings: ServerSettings) -> list[Any]:
-    """Starlette ``Middleware`` entries for every guard, outermost first."""
+def middleware(
+    settings: ServerSettings, logins: Logins | None = None, public: Iterable[re.Pattern[str]] = ()
+) -> list[Any]:
+    """Starlette ``Middleware`` entries for every guard, outermost first; ``logins`` holds the browser
+    sessions whose cookie stands for the token, ``public`` the paths served without a credential."""
     from starlette.middleware import Middleware
 
     stack = [Middleware(HostGuard, settings=settings)]
@@ -169,7 +219,7 @@ def middleware(settings: ServerSettings) -> list[Any]:
                 allow_credentials="*" not in settings.cors_origins,
             )
         )
-    stack.append(Middleware(RequestGuard, settings=settings))
+    stack.append(Middleware(RequestGuard, settings=settings, logins=logins, public=public))
     return stack
 
 

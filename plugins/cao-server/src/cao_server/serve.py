@@ -130,6 +130,18 @@ def run(app: Any, sock: socket.socket, *, log_level: str, ready_line: str) -> No
         click.echo("cao-server stopped", err=True)
 
 
+def _ready_line(app: Any, url: str) -> str:
+    """What `cao server` prints once it accepts requests: its address, and, when a plugin serves a page
+    at "/", a one-time login link for a browser (the token never goes in a URL)."""
+    line = f"cao-server listening on {url}"
+    if getattr(app.state, "console", False):
+        from .login_routes import login_link
+
+        link, _ = login_link(url, app.state.logins)
+        line += f"\nConsole: {link} (works once, for ten minutes; `cao console --web` prints another)"
+    return line
+
+
 def _silence_uvicorn_access_log() -> None:
     # uvicorn's access line holds the query string, where upstream-style clients put message text;
     # cao_server.app.AccessLog writes the line without it.
@@ -198,7 +210,7 @@ def server_command(ctx: click.Context, host: str | None, port: int | None, log_l
             app,
             sock,
             log_level=log_level.lower(),
-            ready_line=f"cao-server listening on {base_url(host, bound_port)}",
+            ready_line=_ready_line(app, base_url(host, bound_port)),
         )
     finally:
         sock.close()
