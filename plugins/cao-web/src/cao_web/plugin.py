@@ -13,7 +13,14 @@ class WebPlugin:
 
     @hookimpl
     def cao_register_routes(self) -> Iterable[RouteSpec]:
-        return []
+        from . import assets
+
+        return [
+            RouteSpec(name="console_page", path="/", endpoint=assets.page, public=True,
+                      description="The web console's page"),
+            RouteSpec(name="console_asset", path="/static/{name:path}", endpoint=assets.asset, public=True,
+                      description="The web console's scripts and styles"),
+        ]
 
 
 #: What the ``web`` entry point loads.

@@ -1,0 +1,1 @@
+// the console's script
