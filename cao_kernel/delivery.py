@@ -83,6 +83,10 @@ def backoff(attempts: int, base: float = BACKOFF_BASE) -> float:
     return min(BACKOFF_MAX, base * 2 ** max(0, attempts - 1))
 
 
+#: Why a message an operator cancelled was not delivered.
+CANCELLED = "cancelled by the operator"
+
+
 class DeliveryEngine:
     """One per kernel. Lives on the kernel's event loop; store calls run on the I/O pool.
 
@@ -118,6 +122,21 @@ class DeliveryEngine:
         message = await self._io(self.store.enqueue, draft)
         self._emit("cao_after_message_queued", message=message)
         self.kick(message.receiver_id)
+        return message
+
+    async def retry(self, message_id: int) -> Message:
+        """An operator's retry: a dead, failed or uncertain message goes back in line, due now."""
+        message = await self._io(self.store.requeue, message_id)
+        self._emit("cao_after_message_queued", message=message)
+        self.kick(message.receiver_id)
+        return message
+
+    async def cancel(self, message_id: int) -> Message:
+        """An operator's cancel: a pending message becomes dead, and its sender is told, as for any dead
+        letter (a waiting assign ends)."""
+        message = await self._io(self.store.cancel, message_id, CANCELLED)
+        self._emit("cao_after_message_dead", message=message, reason=CANCELLED)
+        await self._report_dead(message, CANCELLED)
         return message
 
     def kick(self, receiver_id: str) -> None:

@@ -7,9 +7,13 @@ from cao_hookspecs.errors import (
     Conflict,
     InvalidInput,
     NotFound,
+    NotSupported,
     PluginError,
     Timeout,
     Vetoed,
 )
 
-__all__ = ["AgentFailed", "CaoError", "Conflict", "InvalidInput", "NotFound", "PluginError", "Timeout", "Vetoed"]
+__all__ = [
+    "AgentFailed", "CaoError", "Conflict", "InvalidInput", "NotFound", "NotSupported", "PluginError", "Timeout",
+    "Vetoed",
+]

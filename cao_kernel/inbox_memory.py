@@ -18,10 +18,12 @@ import attrs
 
 from cao_hookspecs import Message, MessageDraft, MessageState
 from cao_hookspecs.inbox_checks import (
+    FINISHED_BADLY,
     MAX_BODY_BYTES,
     check_draft,
     check_failure,
     check_list_args,
+    in_state,
     pending_message,
 )
 
@@ -128,6 +130,19 @@ class MemoryInboxStore:
             message = self._delivering(message_id, "mark uncertain")
             return self._put(message, state=MessageState.UNCERTAIN, last_error=reason)
 
+    def requeue(self, message_id: int) -> Message:
+        """dead, failed or uncertain -> pending, due now, attempts and last error cleared."""
+        with self._data().lock:
+            message = self._in(message_id, "retry", FINISHED_BADLY)
+            return self._put(message, state=MessageState.PENDING, attempts=0, last_error=None, not_before=None)
+
+    def cancel(self, message_id: int, reason: str) -> Message:
+        """pending -> dead, keeping ``reason``."""
+        check_failure(reason, None)
+        with self._data().lock:
+            message = self._in(message_id, "cancel", (MessageState.PENDING,))
+            return self._put(message, state=MessageState.DEAD, last_error=reason, not_before=None)
+
     def get(self, message_id: int) -> Message | None:
         """One message by id, or None."""
         data = self._data()
@@ -169,14 +184,13 @@ class MemoryInboxStore:
         return self.data
 
     def _delivering(self, message_id: int, action: str) -> Message:
+        return self._in(message_id, action, (MessageState.DELIVERING,))
+
+    def _in(self, message_id: int, action: str, states: tuple[MessageState, ...]) -> Message:
         message = self.data.messages.get(message_id)
         if message is None:
             raise LookupError(f"cannot {action} message {message_id}: no such message")
-        if message.state is not MessageState.DELIVERING:
-            raise ValueError(
-                f"cannot {action} message {message_id}: it is {message.state.value}, not delivering"
-            )
-        return message
+        return in_state(message, action, states)
 
     def _put(self, message: Message, **changes: object) -> Message:
         updated = attrs.evolve(message, updated_at=time.time(), **changes)

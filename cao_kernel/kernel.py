@@ -285,6 +285,9 @@ class Kernel:
     async def mcp_connected(self, terminal_id: str) -> None:
         await (await self._terminals()).mcp_connected(terminal_id)
 
+    async def attach_command(self, terminal_id: str) -> list[str]:
+        return await (await self._terminals()).attach_command(terminal_id)
+
     # -- messaging and orchestration (KernelAPI) --------------------------------------------------
 
     async def send_message(
@@ -319,6 +322,12 @@ class Kernel:
 
     async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
         await (await self._orchestration()).answer_user_prompt(terminal_id, answer)
+
+    async def retry_message(self, message_id: int) -> Message:
+        return await (await self._orchestration()).retry_message(message_id)
+
+    async def cancel_message(self, message_id: int) -> Message:
+        return await (await self._orchestration()).cancel_message(message_id)
 
     # -- profiles, providers and plugin tools (KernelAPI) -----------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -174,6 +174,12 @@ class Orchestration:
         if not 1 <= int(limit) <= 1000:
             raise InvalidInput("limit must be between 1 and 1000")
         return await self._delivery.list(terminal_id, state=wanted, limit=int(limit))
+
+    async def retry_message(self, message_id: int) -> Message:
+        return await _by_operator(self._delivery.retry, message_id)
+
+    async def cancel_message(self, message_id: int) -> Message:
+        return await _by_operator(self._delivery.cancel, message_id)
 
     # -- assign -----------------------------------------------------------------------------------
 
@@ -434,3 +440,17 @@ class Orchestration:
 
 
 __all__ = ["AssignWatch", "Orchestration", "assign_suffix", "handoff_banner"]
+
+
+async def _by_operator(action: Callable[[int], Awaitable[Message]], message_id: int) -> Message:
+    """Run an operator's action on one message, with the store's refusals as cao's errors."""
+    if isinstance(message_id, bool) or not isinstance(message_id, int) or message_id < 1:
+        raise InvalidInput(f"invalid message id {message_id!r}: a positive integer")
+    try:
+        return await action(message_id)
+    except CaoError:
+        raise
+    except LookupError as exc:
+        raise NotFound(str(exc)) from None
+    except ValueError as exc:
+        raise Conflict(str(exc)) from None

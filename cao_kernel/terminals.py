@@ -40,7 +40,7 @@ from cao_hookspecs import (
 )
 
 from . import launching, validate
-from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout
+from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, NotSupported, Timeout
 from .live import LiveTerminal
 from .readiness import Gates, McpGate, connect_timeout
 from .screen_watch import ScreenWatch
@@ -485,6 +485,13 @@ class Terminals:
     async def working_directory(self, terminal_id: str) -> str | None:
         self.live(terminal_id)
         return await self._io.run(self.backend.working_directory, terminal_id)
+
+    async def attach_command(self, terminal_id: str) -> list[str]:
+        live = self.live(terminal_id)
+        attach = getattr(self.backend, "attach_argv", None)
+        if attach is None:
+            raise NotSupported(f"the {live.record.backend} terminal backend cannot attach a viewer")
+        return list(await self._io.run(attach, terminal_id))
 
     async def list_sessions(self) -> list[SessionInfo]:
         """The backend's sessions, plus those it lost (its tmux server died) whose dead terminals the kernel

@@ -47,11 +47,19 @@ class AgentFailed(CaoError):
     http_status = 502
 
 
+class NotSupported(CaoError):
+    """What the request needs is not there: the kernel, its backend or its plugins cannot do it."""
+
+    http_status = 501
+
+
 class PluginError(CaoError):
     """A plugin could not be loaded or registered, or two plugins claim the same name."""
 
 
 ERRORS_BY_NAME: dict[str, type[CaoError]] = {
     cls.__name__: cls
-    for cls in (CaoError, InvalidInput, NotFound, Conflict, Vetoed, Timeout, AgentFailed, PluginError)
+    for cls in (
+        CaoError, InvalidInput, NotFound, Conflict, Vetoed, Timeout, AgentFailed, NotSupported, PluginError
+    )
 }

@@ -68,3 +68,15 @@ def pending_message(draft: MessageDraft, message_id: int, now: float) -> Message
         orchestration_type=draft.orchestration_type,
         idempotency_key=draft.idempotency_key,
     )
+
+
+#: The states an operator's retry takes a message from.
+FINISHED_BADLY = (MessageState.DEAD, MessageState.FAILED, MessageState.UNCERTAIN)
+
+
+def in_state(message: Message, action: str, states: tuple[MessageState, ...]) -> Message:
+    """``message`` when its state is one of ``states``, else ``ValueError`` naming what it is."""
+    if message.state not in states:
+        wanted = " or ".join(state.value for state in states)
+        raise ValueError(f"cannot {action} message {message.id}: it is {message.state.value}, not {wanted}")
+    return message

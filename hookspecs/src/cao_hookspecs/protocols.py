@@ -130,6 +130,14 @@ class InboxStore(Protocol):
         """delivering -> uncertain, with ``reason`` as its last error: it may or may not have been typed,
         and it is never typed again."""
 
+    def requeue(self, message_id: int) -> Message:
+        """dead, failed or uncertain -> pending, due now, with its attempts and last error cleared: an
+        operator's retry. Raises ``LookupError`` for an unknown id, ``ValueError`` for any other state."""
+
+    def cancel(self, message_id: int, reason: str) -> Message:
+        """pending -> dead, with ``reason`` as its last error: an operator's cancel. Raises
+        ``LookupError`` for an unknown id, ``ValueError`` for any other state (it may be on its way)."""
+
     def get(self, message_id: int) -> Message | None:
         """One message by id."""
 
@@ -196,6 +204,13 @@ class KernelAPI(Protocol):
 
     async def working_directory(self, terminal_id: str) -> str | None: ...
 
+    async def attach_command(self, terminal_id: str) -> list[str]:
+        """The argv of a program that, run under a terminal emulator on the server's machine, shows the
+        terminal's screen and takes its keys without moving other viewers; its end leaves the agent
+        running. Raises ``NotFound`` for an unknown terminal, ``NotSupported`` when the backend has no
+        way to attach."""
+        ...
+
     async def mcp_connected(self, terminal_id: str) -> None:
         """Report that the terminal's MCP client has connected to cao's MCP tools and listed them.
 
@@ -216,6 +231,16 @@ class KernelAPI(Protocol):
     async def list_messages(
         self, terminal_id: str, *, state: MessageState | str | None = None, limit: int = 10
     ) -> list[Message]: ...
+
+    async def retry_message(self, message_id: int) -> Message:
+        """An operator's retry: a dead, failed or uncertain message goes back in line, due now, its
+        attempts counted afresh. ``NotFound`` for an unknown id, ``Conflict`` for any other state."""
+        ...
+
+    async def cancel_message(self, message_id: int) -> Message:
+        """An operator's cancel: a pending message becomes dead, and its sender is told. ``NotFound``
+        for an unknown id, ``Conflict`` for any other state (it may be on its way already)."""
+        ...
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,

@@ -39,7 +39,8 @@ EXCLUDED = {
 }
 # /wait long-polls for `timeout` seconds (up to an hour): it is fuzzed with that one value pinned short.
 # 502 (the agent failed) and 504 (it did not answer in time) are documented answers about the agent, not
-# the server's faults: the run kills its own agent (keys, exit), so they are expected where documented.
+# the server's faults: the run kills its own agent (keys, exit), so they are expected where documented;
+# so is attach-command's 501 for a backend that cannot attach a viewer.
 # Creating a terminal is refused with 400 for what no schema can state: a folder that does not exist, an
 # environment variable name (OpenAPI 3.0 cannot constrain a map's keys); and send_message without a
 # receiver needs a sender created by another terminal. 403 is the agent budget below. The deletes aim at
@@ -54,6 +55,10 @@ checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502", "504"
 include-operation-id-regex = "^create_(session|terminal)$"
 checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502", "504"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "403", "404", "409"]
+
+[[operations]]
+include-operation-id = "attach_command"
+checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "501"]
 
 [[operations]]
 include-operation-id-regex = "^delete_(session|terminal)$"

@@ -30,7 +30,14 @@ from typing import Any
 import attrs
 
 from cao_hookspecs import Message, MessageDraft, MessageState, RuntimeContext
-from cao_hookspecs.inbox_checks import check_draft, check_failure, check_list_args, pending_message
+from cao_hookspecs.inbox_checks import (
+    FINISHED_BADLY,
+    check_draft,
+    check_failure,
+    check_list_args,
+    in_state,
+    pending_message,
+)
 
 from .retention import forget_old_bodies, keep_days
 from .schema import ensure_schema
@@ -183,6 +190,19 @@ class SqliteInboxStore:
             message = self._delivering(conn, message_id, "mark uncertain")
             return self._move(conn, message, MessageState.UNCERTAIN, last_error=reason)
 
+    def requeue(self, message_id: int) -> Message:
+        """dead, failed or uncertain -> pending, due now, attempts and last error cleared."""
+        with self._write() as conn:
+            message = self._in(conn, message_id, "retry", FINISHED_BADLY)
+            return self._move(conn, message, MessageState.PENDING, attempts=0, last_error=None, not_before=None)
+
+    def cancel(self, message_id: int, reason: str) -> Message:
+        """pending -> dead, keeping ``reason``."""
+        check_failure(reason, None)
+        with self._write() as conn:
+            message = self._in(conn, message_id, "cancel", (MessageState.PENDING,))
+            return self._move(conn, message, MessageState.DEAD, last_error=reason, not_before=None)
+
     # -- reads ------------------------------------------------------------------------------------
 
     def get(self, message_id: int) -> Message | None:
@@ -255,15 +275,14 @@ class SqliteInboxStore:
 
     @staticmethod
     def _delivering(conn: sqlite3.Connection, message_id: int, action: str) -> Message:
+        return SqliteInboxStore._in(conn, message_id, action, (MessageState.DELIVERING,))
+
+    @staticmethod
+    def _in(conn: sqlite3.Connection, message_id: int, action: str, states: tuple[MessageState, ...]) -> Message:
         row = conn.execute(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,)).fetchone()
         if row is None:
             raise LookupError(f"cannot {action} message {message_id}: no such message")
-        message = _message(row)
-        if message.state is not MessageState.DELIVERING:
-            raise ValueError(
-                f"cannot {action} message {message_id}: it is {message.state.value}, not delivering"
-            )
-        return message
+        return in_state(_message(row), action, states)
 
     @staticmethod
     def _move(conn: sqlite3.Connection, message: Message, state: MessageState, **changes: Any) -> Message:

@@ -53,7 +53,7 @@ def _internal_error(what: str, exc: BaseException) -> Response:
 
 
 def _mount(ctx: Context, endpoint: Endpoint) -> Any:
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response
 
     reads_body = endpoint.method in BODY_METHODS and bool(endpoint.params)
 
@@ -69,6 +69,8 @@ def _mount(ctx: Context, endpoint: Endpoint) -> Any:
             return _internal_error(f"{endpoint.method} {endpoint.path}", exc)
         if isinstance(result, Reply):
             return JSONResponse(result.data, status_code=result.status)
+        if isinstance(result, Response):  # already encoded (the event history is stored as JSON)
+            return result
         return JSONResponse(result, status_code=endpoint.status)
 
     run.__name__ = endpoint.name
@@ -227,7 +229,11 @@ def create_app(
     settings = settings or ServerSettings()
     if settings.token_required and not settings.token:
         raise ValueError(f"a server bound to {settings.host} needs an API token (callers must send it)")
-    ctx = Context(kernel=kernel, settings=settings)
+    # The event stream needs the kernel to take an observer plugin (an in-process Kernel does).
+    from .events import EventHub, events_endpoint
+
+    hub = EventHub() if callable(getattr(kernel, "register_plugin", None)) else None
+    ctx = Context(kernel=kernel, settings=settings, events=hub)
     routes = [Route(e.path, _mount(ctx, e), methods=[e.method], name=e.name) for e in ENDPOINTS]
     taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {
         ("GET", "/openapi.json"), ("GET", "/events"), ("GET", "/login"), ("POST", "/login-links")}
@@ -257,10 +263,6 @@ def create_app(
         return JSONResponse(document)
 
     routes.append(Route("/openapi.json", openapi, methods=["GET"], name="openapi"))
-    # The event stream needs the kernel to take an observer plugin (an in-process Kernel does).
-    from .events import EventHub, events_endpoint
-
-    hub = EventHub() if callable(getattr(kernel, "register_plugin", None)) else None
     routes.append(Route("/events", events_endpoint(hub), methods=["GET"], name="events"))
 
     async def http_error(request: Request, exc: Exception) -> Response:

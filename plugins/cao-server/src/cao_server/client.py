@@ -53,6 +53,12 @@ def _terminal_id(value: str) -> str:
     return value
 
 
+def _message_id(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"invalid message id {value!r}: a positive integer")
+    return value
+
+
 def _session(value: str) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"invalid session name {value!r}")
@@ -327,6 +333,16 @@ class HttpKernel:
             "GET", f"/terminals/{_terminal_id(terminal_id)}/inbox/messages", params=params
         )
         return [wire.message_from_json(row) for row in rows]
+
+    async def attach_command(self, terminal_id: str) -> list[str]:
+        data = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/attach-command")
+        return [str(arg) for arg in data["argv"]]
+
+    async def retry_message(self, message_id: int) -> Message:
+        return wire.message_from_json(await self._call("POST", f"/messages/{_message_id(message_id)}/retry"))
+
+    async def cancel_message(self, message_id: int) -> Message:
+        return wire.message_from_json(await self._call("POST", f"/messages/{_message_id(message_id)}/cancel"))
 
     async def mcp_connected(self, terminal_id: str) -> None:
         await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/mcp-connected")

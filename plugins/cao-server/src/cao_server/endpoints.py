@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal
+from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal, TerminalStatus
 from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
 from cao_hookspecs.names import (
     BLANK_CHARS,
@@ -23,6 +24,7 @@ from cao_hookspecs.names import (
     MODEL_RE,
     PROFILE_NAME_RE,
     SESSION_ARG_RE,
+    SESSION_PREFIX,
     TERMINAL_ID_PATTERN,
     TEXT_RE,
     json_pattern,
@@ -30,7 +32,7 @@ from cao_hookspecs.names import (
 
 from . import validation, wire
 from .converter import to_json
-from .errors import NotSupported
+from .errors import BadParameter, NotSupported
 from .params import Param
 from .schemas import MESSAGE_STATES, ORCHESTRATION_TYPES, STATUSES, array_of, ref
 
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from .settings import ServerSettings
 
 ID_PATTERN = TERMINAL_ID_PATTERN
+MESSAGE_ID_RE = re.compile(r"^[1-9][0-9]{0,17}\Z")
 # The sender recorded for an initial message given at creation (no terminal sent it).
 USER_SENDER = "user"
 
@@ -52,6 +55,8 @@ class Context:
     settings: ServerSettings
     # terminal id -> id of the initial message it was created with, for upstream's `initial_delivery`.
     initial: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The event hub (``cao_server.events.EventHub``), when the kernel publishes events.
+    events: Any = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -351,6 +356,90 @@ async def post_inbox(ctx: Context, call: Call) -> Any:
         args["sender_id"], call.path["terminal_id"], args["message"], **_idempotency(args)
     )
     return _queued(message)
+
+
+async def retry_message(ctx: Context, call: Call) -> Any:
+    return wire.message_json(await ctx.kernel.retry_message(int(call.path["message_id"])))
+
+
+async def cancel_message(ctx: Context, call: Call) -> Any:
+    return wire.message_json(await ctx.kernel.cancel_message(int(call.path["message_id"])))
+
+
+async def attach_command(ctx: Context, call: Call) -> Any:
+    return {"argv": await ctx.kernel.attach_command(call.path["terminal_id"])}
+
+
+async def team(ctx: Context, call: Call) -> Any:
+    """Every session with its terminals, each with its status report, what it waits for and the
+    delegation that started it: what a console needs to draw the team at once."""
+    kernel, wanted = ctx.kernel, call.args["session"]
+    sessions = await kernel.list_sessions()
+    if wanted:
+        name = _session_filter(wanted)
+        sessions = [info for info in sessions if info.name == name]
+    delegations = ctx.events.delegations() if ctx.events is not None else {}
+    members = await asyncio.gather(*(_members(kernel, info.name) for info in sessions))
+    rows = []
+    for info, terminals in zip(sessions, members, strict=True):
+        teammates = await asyncio.gather(*(_teammate(kernel, t, delegations) for t in terminals))
+        rows.append({**wire.session_json(info), "terminals": [t for t in teammates if t is not None]})
+    return {"at": time.time(), "sessions": rows}
+
+
+def _session_filter(raw: str) -> str:
+    """A session named in a filter, with the prefix the kernel adds to every name (``team`` and
+    ``cao-team`` are the same session)."""
+    name = validation.session_name(raw)
+    return name if name.startswith(SESSION_PREFIX) else SESSION_PREFIX + name
+
+
+async def _members(kernel: Any, session: str) -> list[Terminal]:
+    try:
+        return list(await kernel.list_terminals(session))
+    except NotFound:  # removed between the listing and this read
+        return []
+
+
+async def _teammate(kernel: Any, terminal: Terminal, delegations: dict[str, dict[str, Any]]) -> Any:
+    try:
+        report = await kernel.get_status(terminal.id)
+        pending = await kernel.list_messages(terminal.id, state=MessageState.PENDING, limit=1000)
+    except NotFound:
+        return None
+    waiting: list[dict[str, Any]] = [
+        {"kind": entry["kind"], "worker_id": worker, "since": entry["started_at"]}
+        for worker, entry in delegations.items()
+        if entry["caller_id"] == terminal.id and entry["kind"] == "handoff"
+    ]
+    if pending:
+        waiting.append({"kind": "messages", "count": len(pending)})
+    if report.status is TerminalStatus.WAITING_USER_ANSWER:
+        waiting.append({"kind": "prompt", "since": report.since})
+    return {
+        **wire.terminal_json(terminal, report),
+        "evidence": report.evidence,
+        "since": report.since,
+        "pending_messages": len(pending),
+        "delegation": delegations.get(terminal.id),
+        "waiting_for": waiting,
+    }
+
+
+async def events_history(ctx: Context, call: Call) -> Any:
+    from starlette.responses import Response
+
+    if ctx.events is None:
+        raise NotSupported("this server's kernel does not publish events")
+    session = _session_filter(call.args["session"]) if call.args["session"] else None
+    return Response(ctx.events.history(session, call.args["limit"]), media_type="application/json")
+
+
+async def plugins(ctx: Context, call: Call) -> Any:
+    records = getattr(ctx.kernel, "plugin_records", None)
+    if records is None:
+        raise NotSupported("this server's kernel does not list its plugins")
+    return [to_json(record) for record in records()]
 
 
 async def list_inbox(ctx: Context, call: Call) -> Any:
@@ -720,6 +809,71 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     Endpoint(
         "POST",
+        "/messages/{message_id}/retry",
+        "retry_message",
+        "Put a dead, failed or uncertain message back in line, due now (an operator's retry)",
+        retry_message,
+        "inbox",
+        response=ref("Message"),
+        errors=(404, 409, 422),
+    ),
+    Endpoint(
+        "POST",
+        "/messages/{message_id}/cancel",
+        "cancel_message",
+        "Cancel a pending message: it becomes dead and its sender is told",
+        cancel_message,
+        "inbox",
+        response=ref("Message"),
+        errors=(404, 409, 422),
+    ),
+    Endpoint(
+        "GET",
+        "/team",
+        "team",
+        "Every session's terminals with status, evidence, what each waits for and who started it",
+        team,
+        "sessions",
+        response={"type": "object"},
+        errors=(400,),
+        params=(Param("session", description="only this session", rule=_or_empty(SESSION_ARG_RE)),),
+    ),
+    Endpoint(
+        "GET",
+        "/events/history",
+        "events_history",
+        "The most recent events, oldest first (at most 2,000 and 8 MiB kept)",
+        events_history,
+        "server",
+        response={"type": "array", "items": {"type": "object"}},
+        errors=(400, 501),
+        params=(
+            Param("session", description="only this session's events", rule=_or_empty(SESSION_ARG_RE)),
+            Param("limit", type="integer", default=500, minimum=1, maximum=2000),
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/plugins",
+        "list_plugins",
+        "The server's plugins: name, distribution, version, hooks, status and error (as `cao plugins`)",
+        plugins,
+        "server",
+        response={"type": "array", "items": {"type": "object"}},
+        errors=(501,),
+    ),
+    Endpoint(
+        "GET",
+        T + "/attach-command",
+        "attach_command",
+        "The command that attaches a viewer to this terminal on the server's machine",
+        attach_command,
+        "terminals",
+        response={"type": "object", "properties": {"argv": {"type": "array", "items": {"type": "string"}}}},
+        errors=(*ID_ERRORS, 501),
+    ),
+    Endpoint(
+        "POST",
         T + "/send_message",
         "send_message",
         "Send a message from this terminal",
@@ -861,7 +1015,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 
 def check_path(path: dict[str, str]) -> dict[str, str]:
-    """Check path values by name: terminal ids (422), session and profile names (400)."""
+    """Check path values by name: terminal ids and message ids (422), session and profile names (400)."""
+    if "message_id" in path and not MESSAGE_ID_RE.match(path["message_id"]):
+        raise BadParameter(f"invalid message id {path['message_id']!r}: a positive integer")
     if "terminal_id" in path:
         validation.terminal_id(path["terminal_id"])
     if "session_name" in path:

@@ -13,6 +13,7 @@ from cao_hookspecs.errors import (
     Conflict,
     InvalidInput,
     NotFound,
+    NotSupported,
     Timeout,
 )
 
@@ -47,19 +48,13 @@ class BadParameter(InvalidInput):
     http_status = 422
 
 
-class NotSupported(CaoError):
-    """The kernel behind this server lacks what the request needs (e.g. installing profiles)."""
-
-    http_status = 501
-
-
 class ServerError(CaoError):
     """The server failed unexpectedly (a 500): a bug on the server side, never bad input."""
 
 
 HTTP_ERRORS: dict[str, type[CaoError]] = {
     cls.__name__: cls
-    for cls in (ServerNotRunning, Unauthorized, Forbidden, TooLarge, BadParameter, NotSupported, ServerError)
+    for cls in (ServerNotRunning, Unauthorized, Forbidden, TooLarge, BadParameter, ServerError)
 }
 
 
@@ -77,6 +72,7 @@ def error_class(name: object, status: int) -> type[CaoError]:
         409: Conflict,
         413: TooLarge,
         422: BadParameter,
+        501: NotSupported,
         502: AgentFailed,
         504: Timeout,
     }

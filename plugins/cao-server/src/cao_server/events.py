@@ -13,17 +13,31 @@ Events (the ``event`` field):
   epoch, as every ``at``);
 - ``message``: ``message`` is the message record (``state`` says which change), plus ``reason`` for a
   failed or dead one;
+- ``handoff_started`` / ``assign_started``: ``caller_id``, ``worker_id``, ``session_name``,
+  ``agent_profile``; ``handoff_finished`` / ``assign_finished`` add ``success`` and ``duration`` (s);
 - ``ping``: every ``PING_SECONDS`` while nothing else happens, so a client notices a dead connection;
 - ``overflow``: the last line. The subscriber read so slowly that ``BACKLOG_BYTES`` of events (or
   ``QUEUE_LIMIT`` of them) waited for it, so it was dropped: ``reason`` says so, with both limits. What
   waited is let go at once; a client that still wants events subscribes again and rereads the state.
 
-``?session=NAME`` keeps the events of one session (messages by their receiver's session).
+``?session=NAME`` keeps the events of one session (messages by their receiver's session). Every event
+but ``subscribed``, ``ping`` and ``overflow`` carries ``seq`` (increasing, per server) and ``at``.
+
+A client that sends ``Accept: text/event-stream`` (a browser's ``EventSource``) gets the same events as
+server-sent events: ``data: <the JSON>`` per event, pings as comments.
+
+``GET /events/history`` answers the most recent events (``HISTORY_EVENTS`` and ``HISTORY_BYTES`` at
+most, oldest first) as one JSON list, for a timeline that starts before its page opened. The hub also
+knows which handoffs and assigns are under way (``delegations``), for ``GET /team``.
+
+Nothing here runs while nobody watches: the hub only encodes each event once and keeps it in the
+bounded history; pings tick only inside a subscriber's stream.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import threading
 import time
@@ -38,7 +52,14 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from cao_hookspecs import DeliveryReceipt, Message, StatusReport, Terminal
+    from cao_hookspecs import (
+        DelegationRequest,
+        DelegationResult,
+        DeliveryReceipt,
+        Message,
+        StatusReport,
+        Terminal,
+    )
 
 #: Events a subscriber may fall behind by before it is dropped (a stuck client must not grow memory).
 QUEUE_LIMIT = 10_000
@@ -47,6 +68,10 @@ QUEUE_LIMIT = 10_000
 BACKLOG_BYTES = 16 * 1024 * 1024
 PING_SECONDS = 5.0
 MEDIA_TYPE = "application/x-ndjson"
+SSE_MEDIA_TYPE = "text/event-stream"
+HISTORY_EVENTS = 2000
+#: A message event holds its whole body: the history is bounded by bytes as well as by count.
+HISTORY_BYTES = 8 * 1024 * 1024
 
 
 class _Subscriber:
@@ -92,6 +117,22 @@ class EventHub:
         self._subscribers: list[_Subscriber] = []
         self._sessions: dict[str, str] = {}  # terminal id -> session name, for message filtering
         self._lock = threading.Lock()
+        self._seq = 0
+        self._history: collections.deque[tuple[str | None, bytes]] = collections.deque()
+        self._history_bytes = 0
+        # worker id -> the handoff or assign that started it, while it is under way
+        self._delegations: dict[str, dict[str, Any]] = {}
+
+    def delegations(self) -> dict[str, dict[str, Any]]:
+        """Handoffs and assigns under way, by worker id: ``kind``, ``caller_id``, ``started_at``."""
+        with self._lock:
+            return {worker: dict(entry) for worker, entry in self._delegations.items()}
+
+    def history(self, session: str | None, limit: int) -> bytes:
+        """The most recent events (of ``session``), oldest first, as one JSON list."""
+        with self._lock:
+            lines = [line for owner, line in self._history if session is None or owner == session]
+        return b"[" + b",".join(line.rstrip(b"\n") for line in lines[-limit:]) + b"]"
 
     # -- subscribers ------------------------------------------------------------------------------
 
@@ -126,12 +167,23 @@ class EventHub:
 
     def _publish(self, event: dict[str, Any], session: str | None) -> None:
         with self._lock:
+            self._seq += 1
+            event.setdefault("at", time.time())
+            event["seq"] = self._seq
+            line = _line(event)  # once, however many subscribers: a message event can be megabytes
+            self._remember(session, line)
             subscribers = [s for s in self._subscribers if s.session is None or s.session == session]
         if not subscribers:
             return
-        line = _line(event)  # once, however many subscribers: a message event can be megabytes
         for subscriber in subscribers:
             _call_on(subscriber.loop, subscriber.put, line)
+
+    def _remember(self, session: str | None, line: bytes) -> None:
+        # Under the lock.
+        self._history.append((session, line))
+        self._history_bytes += len(line)
+        while len(self._history) > HISTORY_EVENTS or self._history_bytes > HISTORY_BYTES:
+            self._history_bytes -= len(self._history.popleft()[1])
 
     # -- the kernel's observer hooks ----------------------------------------------------------------
 
@@ -141,7 +193,43 @@ class EventHub:
         self._publish({"event": "terminal_created", "terminal": wire.terminal_json(terminal)}, terminal.session_name)
 
     @hookimpl
+    def cao_after_handoff_started(self, request: DelegationRequest, worker: Terminal) -> None:
+        self._started("handoff", request, worker)
+
+    @hookimpl
+    def cao_after_assign_started(self, request: DelegationRequest, worker: Terminal) -> None:
+        self._started("assign", request, worker)
+
+    @hookimpl
+    def cao_after_handoff_finished(self, result: DelegationResult) -> None:
+        self._finished("handoff", result)
+
+    @hookimpl
+    def cao_after_assign_finished(self, result: DelegationResult) -> None:
+        self._finished("assign", result)
+
+    def _started(self, kind: str, request: DelegationRequest, worker: Terminal) -> None:
+        with self._lock:
+            self._delegations[worker.id] = {"kind": kind, "caller_id": request.caller_id,
+                                            "started_at": time.time()}
+        self._publish({"event": f"{kind}_started", "caller_id": request.caller_id, "worker_id": worker.id,
+                       "session_name": worker.session_name, "agent_profile": worker.agent_profile},
+                      worker.session_name)
+
+    def _finished(self, kind: str, result: DelegationResult) -> None:
+        worker = result.terminal_id
+        with self._lock:
+            if worker is not None:
+                self._delegations.pop(worker, None)
+            session = self._sessions.get(worker or "") or self._sessions.get(result.caller_id or "")
+        self._publish({"event": f"{kind}_finished", "caller_id": result.caller_id, "worker_id": worker,
+                       "session_name": session, "agent_profile": result.agent_profile,
+                       "success": result.success, "duration": round(result.duration, 3)}, session)
+
+    @hookimpl
     def cao_after_terminal_killed(self, terminal: Terminal) -> None:
+        with self._lock:
+            self._delegations.pop(terminal.id, None)
         self._publish({"event": "terminal_removed", "terminal": wire.terminal_json(terminal), "at": time.time()},
                       terminal.session_name)
 
@@ -213,7 +301,21 @@ def events_endpoint(hub: EventHub | None) -> Any:
             session = session_name(raw) if raw else None
         except InvalidInput as exc:
             return JSONResponse({"detail": str(exc), "error": "InvalidInput"}, status_code=400)
-        return StreamingResponse(hub.stream(session), media_type=MEDIA_TYPE,
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        if SSE_MEDIA_TYPE in request.headers.get("accept", ""):
+            return StreamingResponse(_server_sent(hub.stream(session)), media_type=SSE_MEDIA_TYPE,
+                                     headers=headers)
+        return StreamingResponse(hub.stream(session), media_type=MEDIA_TYPE, headers=headers)
 
     return events
+
+
+async def _server_sent(lines: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """The same events as server-sent events: one ``data:`` field per event (JSON holds no newline),
+    pings as comments, which ``EventSource`` ignores."""
+    yield b"retry: 2000\n\n"
+    async for line in lines:
+        if line.startswith(b'{"event":"ping"'):
+            yield b": ping\n\n"
+        else:
+            yield b"data: " + line.rstrip(b"\n") + b"\n\n"

@@ -34,6 +34,7 @@ PATH_PARAMS = {
     # The kernel adds 'cao-' to a session name in a path as in a body: the pattern says what fits.
     "session_name": {"type": "string", "pattern": json_pattern(SESSION_ARG_RE)},
     "name": {"type": "string", "pattern": json_pattern(PROFILE_NAME_RE)},
+    "message_id": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"},
 }
 
 
@@ -134,6 +135,35 @@ def build_document(
             "400": _error(400),
             "401": _error(401),
             "501": _error(501),
+        },
+    }
+    paths["/events"]["get"]["responses"]["200"]["content"]["text/event-stream"] = {"schema": {"type": "string"}}
+    paths.setdefault("/login", {})["get"] = {
+        "operationId": "login",
+        "summary": "Trade a one-time login code for a browser session (cookies), see cao_server.logins",
+        "tags": ["server"],
+        "security": [],
+        "parameters": [{"name": "code", "in": "query", "required": False, "schema": {"type": "string"},
+                        "description": "the code of a link from POST /login-links or `cao server`"}],
+        "responses": {
+            "200": {"description": "logged in: a page that moves to /",
+                    "content": {"text/html": {"schema": {"type": "string"}}}},
+            "400": _error(400),
+            "401": {"description": "a used, expired or unknown code",
+                    "content": {"text/html": {"schema": {"type": "string"}}}},
+        },
+    }
+    paths.setdefault("/login-links", {})["post"] = {
+        "operationId": "login_links",
+        "summary": "A one-time login link for a browser (works once, for ten minutes)",
+        "tags": ["server"],
+        "responses": {
+            "201": {"description": "Created", "content": {"application/json": {"schema": {
+                "type": "object", "properties": {"url": {"type": "string"}, "expires_at": {"type": "number"}},
+            }}}},
+            "400": _error(400),
+            "401": _error(401),
+            "403": _error(403),
         },
     }
     for spec in plugin_routes:
