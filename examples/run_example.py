@@ -45,6 +45,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", help="working directory of the agents (default: a temporary folder)")
     p.add_argument("--yolo", action="store_true", help="let real agents use every tool without asking")
     p.add_argument("--timeline", metavar="FILE", help="write every status change and message as JSON")
+    p.add_argument("--server", metavar="URL",
+                   help="run the team on this running cao-server (e.g. http://127.0.0.1:9889), so its web "
+                        "console shows it; only the example's session is removed at the end")
+    p.add_argument("--watch", action="store_true",
+                   help="wait for Enter before the team starts and before the server stops, to follow it "
+                        "in the web console")
     p.add_argument("--env", metavar="NAME=VALUE", action="append", default=[], type=_env_pair,
                    help="set a variable for the server and every agent it starts, e.g. the model API "
                         "an agent CLI calls (repeat for more)")
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     options = Options(provider=args.provider, task=args.message, timeout=args.timeout, settle=args.settle,
                       home=args.home, tmux_socket=args.tmux_socket, workdir=args.workdir, yolo=args.yolo,
-                      timeline=args.timeline, env=dict(args.env))
+                      timeline=args.timeline, env=dict(args.env), server=args.server, watch=args.watch)
     try:
         run_example(EXAMPLES[args.example], options)
     except ExampleFailed as exc:

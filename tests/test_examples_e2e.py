@@ -192,3 +192,37 @@ def test_a_failed_run_explains_itself_and_leaves_nothing_behind(tmp_path):
     assert home is not None, done.stdout
     assert not Path(home.group(1)).exists()  # the private folders (home, tmux socket) are gone
     assert json.loads(timeline.read_text())["error"].startswith("cao launch failed:")
+
+
+def test_the_demo_prints_its_console_link(runs):
+    done, _ = runs["assign"]
+    links = re.findall(r"web console: (http://\S+/login\?code=\S+) \(works once\)", done.stdout)
+    assert len(links) == 1, done.stdout
+
+
+def test_an_example_runs_on_a_server_someone_already_runs(tmp_path):
+    """``--server URL``: the team runs on that server (whose console then shows it); the example's session
+    is removed at the end, the server and its other sessions stay."""
+    import httpx
+    from cao_testkit.server_process import run_cao_server
+
+    home = tmp_path / "home"
+    home.mkdir()
+    plugins = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp", "web")
+    with run_cao_server(home, tmp_path, plugins) as server:
+        http = httpx.Client(base_url=server.url, headers=server.headers, timeout=30)
+        other = http.post("/sessions", json={"agent_profile": "developer", "session_name": "keep",
+                                             "provider": "mock_cli", "working_directory": str(tmp_path)})
+        assert other.status_code == 201, other.text
+        done = subprocess.run(
+            [sys.executable, str(RUNNER), "assign", "--server", server.url, "--timeout", "120"], cwd=ROOT,
+            env={**_env(), "CAO_HOME_DIR": str(home)}, stdin=subprocess.DEVNULL, capture_output=True,
+            text=True, timeout=240, check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert ASSIGN_REPORT in done.stdout
+        assert f"the cao-server at {server.url} keeps running" in done.stdout
+        assert [s["name"] for s in http.get("/sessions").json()] == ["cao-keep"]
+        history = http.get("/events/history", params={"session": "example-assign"}).json()
+        assert {e["event"] for e in history} >= {"assign_started", "handoff_finished", "terminal_removed"}
+        http.close()

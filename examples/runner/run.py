@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 from .catalogue import REPO_ROOT, Example
 from .follow import ExampleFailed, SessionFollower, connected
-from .server import PrivateServer, cao_command
+from .server import PrivateServer, RunningServer, cao_command
 
 MOCK = "mock_cli"
 
@@ -30,6 +31,10 @@ class Options:
     workdir: str | None = None
     yolo: bool = False
     timeline: str | None = None
+    #: A running server's address: the team runs there (its console shows it) instead of a private one.
+    server: str | None = None
+    #: Wait for Enter before the team starts and before the server stops (time to open the console).
+    watch: bool = False
     #: Variables for the server, and so for every agent it starts (a model API's address, a key...).
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     out: Any = None
@@ -61,18 +66,29 @@ def run_example(example: Example, options: Options) -> str:
     finish; the server, its agents and its private folders are gone either way."""
     say = Printer(options.out)
     # Mock agents find the examples' behaviour modules (``examples.<name>.behaviours``) from the repository.
-    server = PrivateServer(home=options.home, tmux_socket=options.tmux_socket,
-                           extra_env={"CAO_MOCK_BEHAVIOUR_PATH": str(REPO_ROOT), **options.env})
+    server: PrivateServer | RunningServer
+    if options.server:
+        server = RunningServer(options.server, home=options.home)
+    else:
+        server = PrivateServer(home=options.home, tmux_socket=options.tmux_socket,
+                               extra_env={"CAO_MOCK_BEHAVIOUR_PATH": str(REPO_ROOT), **options.env})
     timeline: dict[str, Any] = {"example": example.name, "provider": options.provider, "t0": say.t0}
     try:
         server.start()
-        private = "private " if options.home is None else ""
-        say(None, f"cao-server listening on {server.url} ({private}home {server.home}, "
-                  f"tmux socket {server.tmux_socket})")
+        if options.server:
+            say(None, f"using the cao-server at {server.url}")
+        else:
+            private = "private " if options.home is None else ""
+            say(None, f"cao-server listening on {server.url} ({private}home {server.home}, "
+                      f"tmux socket {server.tmux_socket})")
+        if server.console:
+            say(None, f"web console: {server.console} (works once)")
+        _pause(options, "open the console, then press Enter to start the team")
         _install(example, server, say)
         answer = asyncio.run(_follow(example, options, server, say, timeline))
         say.block(f"final answer of {example.supervisor}", answer)
         timeline["final_answer"] = answer
+        _pause(options, "press Enter to stop the server")
         return answer
     except ExampleFailed as exc:
         timeline["error"] = str(exc)
@@ -80,13 +96,21 @@ def run_example(example: Example, options: Options) -> str:
         raise ExampleFailed(f"{exc}\n--- cao-server log (tail) ---\n{log}" if log else str(exc)) from None
     finally:
         server.stop()
-        say(None, "stopped the server" + (" and its tmux server" if server.own_tmux else ""))
+        if isinstance(server, RunningServer):
+            say(None, f"the cao-server at {server.url} keeps running")
+        else:
+            say(None, "stopped the server" + (" and its tmux server" if server.own_tmux else ""))
         if options.timeline:
             with open(options.timeline, "w", encoding="utf-8") as handle:
                 json.dump(timeline, handle, indent=2)
 
 
-def _cao(args: list[str], server: PrivateServer, say: Printer) -> str:
+def _pause(options: Options, prompt: str) -> None:
+    if options.watch and sys.stdin.isatty():
+        input(f"        {prompt} ")
+
+
+def _cao(args: list[str], server: PrivateServer | RunningServer, say: Printer) -> str:
     shown = [os.path.relpath(a, os.getcwd()) if os.path.isabs(a) and a.endswith(".md") else a for a in args]
     say(None, f"$ cao {shlex.join(shown)}")
     done = subprocess.run([*cao_command(), *args], env=server.env(), capture_output=True, text=True,
@@ -96,14 +120,20 @@ def _cao(args: list[str], server: PrivateServer, say: Printer) -> str:
     return done.stdout
 
 
-def _install(example: Example, server: PrivateServer, say: Printer) -> None:
+def _install(example: Example, server: PrivateServer | RunningServer, say: Printer) -> None:
     for profile in example.profiles():
         _cao(["install", str(profile)], server, say)
 
 
-def _launch(example: Example, options: Options, server: PrivateServer, say: Printer) -> tuple[str, str]:
+def _launch(example: Example, options: Options, server: PrivateServer | RunningServer,
+            say: Printer) -> tuple[str, str]:
     workdir = options.workdir or os.path.join(server.scratch, "work")
     os.makedirs(workdir, exist_ok=True)
+    if isinstance(server, RunningServer) and options.offline:
+        # That server's mock agents were not told where the examples are; they also look in their
+        # working directory, where a copy of this example's behaviours now is.
+        shutil.copytree(example.folder, os.path.join(workdir, "examples", example.folder.name),
+                        dirs_exist_ok=True)
     args = ["launch", "--agents", example.supervisor, "--provider", options.provider, "--headless", "--async",
             "--session-name", _short_session(example), "--working-directory", workdir,
             "--auto-approve"]
@@ -128,8 +158,8 @@ def session_of(example: Example) -> str:
     return SESSION_PREFIX + _short_session(example)
 
 
-async def _follow(example: Example, options: Options, server: PrivateServer, say: Printer,
-                  timeline: dict[str, Any]) -> str:
+async def _follow(example: Example, options: Options, server: PrivateServer | RunningServer,
+                  say: Printer, timeline: dict[str, Any]) -> str:
     timeout = options.timeout or (120.0 if options.offline else 1800.0)
     # Real agents may sit at their prompt for a moment between two steps; mock agents never do.
     settle = options.settle if options.settle is not None else (1.0 if options.offline else 8.0)
