@@ -194,3 +194,15 @@ def test_root_sources_point_at_workspace_members():
     workspace_sources = {name for name, source in sources.items() if source.get("workspace")}
     missing = workspace_sources - member_names
     assert not missing, f"[tool.uv.sources] names packages that are not workspace members: {missing}"
+
+
+def test_httpx_does_not_bring_its_command_line_tool_into_cao_processes():
+    """rich is installed wherever Textual is (cao console), and httpx then imports its own command-line
+    tool, rich and pygments with it (about 90 ms), into every process that talks HTTP. cao's contract
+    package, which every cao process imports first, keeps that tool out."""
+    probe = ("import sys, cao_hookspecs, httpx\n"
+             "print(sorted(m for m in ('rich', 'pygments', 'httpx._main') if sys.modules.get(m)))\n"
+             "print(httpx.Client is not None)")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["[]", "True"], proc.stdout

@@ -6,8 +6,20 @@ Plugins import from here only: the ``hookimpl`` marker, the records in ``types``
 
 from __future__ import annotations
 
+import sys
+
 from . import delivery, lifecycle, plumbing, providers, status
-from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, PluginError, Timeout, Vetoed
+from .errors import (
+    AgentFailed,
+    CaoError,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    NotSupported,
+    PluginError,
+    Timeout,
+    Vetoed,
+)
 from .markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl
 from .protocols import InboxStore, KernelAPI, TerminalBackend
 from .types import *  # noqa: F403
@@ -24,6 +36,7 @@ __all__ = [
     "Conflict",
     "InvalidInput",
     "NotFound",
+    "NotSupported",
     "PluginError",
     "Timeout",
     "Vetoed",
@@ -35,3 +48,9 @@ __all__ = [
     "hookimpl",
     *_types_all,
 ]
+
+# httpx imports its command-line tool, and with it rich and pygments (about 90 ms), whenever rich is
+# installed, as it is wherever `cao console` (Textual) is. No cao process runs httpx's tool, and every cao
+# process imports this package before httpx, so the tool's module is marked absent: httpx then installs
+# its stub `main` and loads nothing more. A process that imported httpx already is left as it is.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
