@@ -81,7 +81,7 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+print(json.dumps(sorted(m for m, mod in sys.modules.items() if mod is not None)), file=sys.stderr)
 """
 
 

@@ -163,7 +163,9 @@ _IMPORT_PROBE = """
 import importlib, json, sys
 module = importlib.import_module(sys.argv[1])
 heavy = json.loads(sys.argv[2])
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in heavy)))
+# A module marked absent (None) was kept out, not loaded.
+loaded = [m for m, mod in sys.modules.items() if mod is not None]
+print(json.dumps(sorted(m for m in loaded if m.split(".")[0] in heavy)))
 """
 
 

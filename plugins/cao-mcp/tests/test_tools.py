@@ -50,10 +50,12 @@ def test_entry_point_and_stdio_start_up_stay_light() -> None:
         "import sys\n"
         "import cao_mcp.plugin\n"
         "heavy = ('mcp', 'mcp_types', 'httpx', 'starlette', 'anyio', 'pydantic')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+        "loaded = [m for m, mod in sys.modules.items() if mod is not None]\n"
+        "print(sorted(m for m in loaded if m.split('.')[0] in heavy))\n"
         "from cao_mcp.stdio import build_stdio_server\n"
         "build_stdio_server({'CAO_TERMINAL_ID': '0badc0de'})\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'httpcore')))\n"
+        "loaded = [m for m, mod in sys.modules.items() if mod is not None]\n"
+        "print(sorted(m for m in loaded if m.split('.')[0] in ('httpx', 'httpcore')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           check=True)
