@@ -56,7 +56,7 @@ key = names.key
 def session_name(value: str) -> str:
     """Validate a session name and add the ``cao-`` prefix when it is missing."""
     names.session_name(value)
-    name = value if value.startswith(SESSION_PREFIX) else SESSION_PREFIX + value
+    name = names.with_prefix(value)
     if not SESSION_NAME_RE.match(name):
         raise InvalidInput(f"invalid session name {name!r}: too long once prefixed with {SESSION_PREFIX!r}")
     return name

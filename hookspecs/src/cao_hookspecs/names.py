@@ -60,6 +60,11 @@ def terminal_id(value: object, *, what: str = "terminal id", error: type[CaoErro
                     error, what)
 
 
+def with_prefix(name: str) -> str:
+    """``name`` as the kernel names the session: with ``SESSION_PREFIX`` (``team`` -> ``cao-team``)."""
+    return name if name.startswith(SESSION_PREFIX) else SESSION_PREFIX + name
+
+
 def session_name(value: object) -> str:
     """``value`` when it is a session name (without the ``cao-`` prefix rule), else ``InvalidInput``."""
     return _checked(SESSION_NAME_RE, value,

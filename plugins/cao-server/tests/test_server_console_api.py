@@ -165,3 +165,42 @@ async def test_retry_and_cancel_over_http(served, workdir):
         assert http.post("/messages/-1/cancel").status_code == 422
         assert http.get("/terminals/0badf00d/attach-command").status_code == 404
         assert http.get("/terminals/nothex!/attach-command").status_code == 422
+
+
+async def test_the_client_reads_the_team_and_makes_login_links(make_kernel, cao_home, workdir):
+    from cao_server.api_token import ensure_token
+
+    token = ensure_token(cao_home)
+    with serve_in_thread(make_kernel(agents=("developer",)), token=token) as running:
+        async with HttpKernel(running.url, token=token) as api:
+            made = await api.create_session(CreateTerminalRequest(
+                agent_profile="developer", session_name="cli", working_directory=workdir))
+            team = await api.team("cli")  # the prefix is added, as everywhere
+            assert [t["id"] for t in team["sessions"][0]["terminals"]] == [made.id]
+            assert (await api.team())["sessions"][0]["name"] == "cao-cli"
+            link = await api.login_link()
+        with httpx.Client(timeout=10) as browser:
+            assert browser.get(link).status_code == 200
+            assert browser.get(f"{running.url}/team").status_code == 200
+            assert browser.get(link).status_code == 401  # once
+
+
+async def test_the_event_filter_takes_a_name_with_or_without_its_prefix(served, workdir):
+    async with HttpKernel(served.url) as api:
+        seen: list[dict] = []
+
+        async def follow():
+            async for event in api.events("pref"):
+                seen.append(event)
+
+        follower = asyncio.ensure_future(follow())
+        await asyncio.sleep(0.3)
+        await api.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="pref", working_directory=workdir))
+        for _ in range(100):
+            if any(e["event"] == "terminal_created" for e in seen):
+                break
+            await asyncio.sleep(0.05)
+        follower.cancel()
+        await asyncio.gather(follower, return_exceptions=True)
+        assert any(e["event"] == "terminal_created" for e in seen), seen

@@ -202,6 +202,15 @@ class HttpKernel:
                     if line.strip():
                         yield jsonlib.loads(line)
 
+    async def team(self, session_name: str | None = None) -> dict[str, Any]:
+        """Every session's terminals with what a console shows of each (``GET /team``)."""
+        params = {"session": session_name} if session_name else None
+        return await self._call("GET", "/team", params=params)
+
+    async def login_link(self) -> str:
+        """A one-time login link for a browser (``POST /login-links``): it works once, for ten minutes."""
+        return str((await self._call("POST", "/login-links"))["url"])
+
     async def ping(self) -> dict[str, Any]:
         """The server's health answer; raises ``ServerNotRunning`` when nothing answers."""
         data = await self._call("GET", "/health", timeout=min(self.timeout, 5.0))

@@ -24,10 +24,10 @@ from cao_hookspecs.names import (
     MODEL_RE,
     PROFILE_NAME_RE,
     SESSION_ARG_RE,
-    SESSION_PREFIX,
     TERMINAL_ID_PATTERN,
     TEXT_RE,
     json_pattern,
+    with_prefix,
 )
 
 from . import validation, wire
@@ -390,8 +390,7 @@ async def team(ctx: Context, call: Call) -> Any:
 def _session_filter(raw: str) -> str:
     """A session named in a filter, with the prefix the kernel adds to every name (``team`` and
     ``cao-team`` are the same session)."""
-    name = validation.session_name(raw)
-    return name if name.startswith(SESSION_PREFIX) else SESSION_PREFIX + name
+    return with_prefix(validation.session_name(raw))
 
 
 async def _members(kernel: Any, session: str) -> list[Terminal]:

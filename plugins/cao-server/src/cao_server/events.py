@@ -291,6 +291,8 @@ def events_endpoint(hub: EventHub | None) -> Any:
 
         from cao_hookspecs.errors import InvalidInput
 
+        from cao_hookspecs.names import with_prefix
+
         from .validation import session_name
 
         if hub is None:
@@ -298,7 +300,7 @@ def events_endpoint(hub: EventHub | None) -> Any:
                                 status_code=501)
         raw = request.query_params.get("session")
         try:
-            session = session_name(raw) if raw else None
+            session = with_prefix(session_name(raw)) if raw else None
         except InvalidInput as exc:
             return JSONResponse({"detail": str(exc), "error": "InvalidInput"}, status_code=400)
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
