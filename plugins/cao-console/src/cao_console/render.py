@@ -1,0 +1,118 @@
+"""What the console draws, as rich ``Text``: never markup strings.
+
+Names, evidence, message bodies and screens come from agents and other clients. Built as ``Text``
+they are shown exactly as sent: ``[bold]`` stays those seven characters. Bodies and evidence also go
+through ``printable``, so an escape sequence in them shows as ``\\x1b[...`` instead of driving the
+terminal; a screen goes through ``Text.from_ansi``, which keeps its colours and drops other controls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cao_server.commands._render import clock, one_line
+from cao_server.printable import printable
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from cao_hookspecs import Message
+
+    from .team import Member, Session, Waiting
+
+STATUS_STYLES = {
+    "idle": "green",
+    "completed": "bold green",
+    "processing": "yellow",
+    "waiting_user_answer": "bold magenta",
+    "error": "bold red",
+    "unknown": "dim",
+}
+BODY_WIDTH = 72
+
+
+def status_text(status: str) -> Text:
+    return Text(printable(status), style=STATUS_STYLES.get(status, ""))
+
+
+def since_text(since: float | None) -> str:
+    return f"since {clock(since)}" if since is not None else ""
+
+
+def waiting_text(waits: Sequence[Waiting]) -> Text:
+    """``waits`` in a few words: ``handoff 1a2b3c4d``, ``2 messages``, ``answer``."""
+    out = Text()
+    for wait in waits:
+        if out:
+            out.append(", ")
+        if wait.kind == "handoff":
+            out.append(f"handoff {printable(wait.worker_id or '?')}", style="cyan")
+        elif wait.kind == "messages":
+            out.append(f"{wait.count} message{'s' if wait.count != 1 else ''}", style="cyan")
+        elif wait.kind == "prompt":
+            out.append("an answer", style="bold magenta")
+        else:
+            out.append(printable(wait.kind), style="cyan")
+    return out
+
+
+def session_label(session: Session) -> Text:
+    count = len(session.members)
+    return Text.assemble((printable(session.name), "bold"), (f"  {count} terminal{'s' if count != 1 else ''}",
+                                                             "dim"))
+
+
+def member_label(member: Member) -> Text:
+    """One row of the tree: name (its profile leads it), provider, status and since when, and what it
+    waits for besides an answer (the status says that). The evidence and the rest are in the details
+    of the selected terminal."""
+    label = Text.assemble((printable(member.name or member.id), "bold"), " ",
+                          (printable(member.provider), "dim"), " ", status_text(member.status))
+    if member.since is not None:
+        label.append(f" {clock(member.since)}", style="dim")
+    waits = [wait for wait in member.waiting_for if wait.kind != "prompt"]
+    if waits:
+        label.append(" · ", style="dim")
+        label.append_text(waiting_text(waits))
+    return label
+
+
+def details_text(member: Member | None, pending: Sequence[Message] = (), removed: str | None = None) -> Text:
+    """The selected terminal: who it is, its status and why, what it waits for, its pending messages."""
+    if member is None:
+        if removed:
+            return Text(f"terminal {printable(removed)} was removed", style="dim")
+        return Text("select a terminal", style="dim")
+    out = Text.assemble(
+        (printable(member.name or member.id), "bold"), f" ({printable(member.id)})  session ",
+        (printable(member.session_name), "bold"),
+        f"\nprofile {printable(member.agent_profile)}  provider {printable(member.provider)}",
+    )
+    if member.caller_id:
+        out.append(f"  started by {printable(member.caller_id)}")
+        if member.delegation:
+            out.append(f" ({printable(member.delegation)})")
+    out.append("\nstatus ")
+    out.append_text(status_text(member.status))
+    if member.since is not None:
+        out.append(f" {since_text(member.since)}")
+    if member.evidence:
+        out.append(f"  ({printable(member.evidence)})", style="dim")
+    waits = member.waiting_for
+    if waits:
+        out.append("\nwaits for ")
+        out.append_text(waiting_text(waits))
+    if member.working_directory:
+        out.append(f"\nfolder {printable(member.working_directory)}", style="dim")
+    for message in pending:
+        out.append(f"\n  from {printable(message.sender_id)}: ", style="cyan")
+        out.append(printable(one_line(message.body, BODY_WIDTH)))
+    return out
+
+
+def screen_text(capture: str) -> Text:
+    """A terminal's screen with its colours; trailing blank rows dropped."""
+    return Text.from_ansi(capture.rstrip("\n"))
+
+
+__all__ = ["details_text", "member_label", "screen_text", "session_label", "status_text", "waiting_text"]
