@@ -236,6 +236,11 @@ class ConsoleApp(App[None]):
     def _note(self, text: str, style: str = "") -> None:
         self.query_one("#state", Static).update(Text(text, style=style))
 
+    def _problem(self, title: str, text: str) -> None:
+        """A request that failed: a notification that fades, and the state line until the next news."""
+        self.notify(text, title=title, severity="error", markup=False)
+        self._note(f"{title}: {text}", "red")
+
     def _placeholder(self) -> str:
         member = self.team.find(self.selected) if self.selected else None
         if member is None:
@@ -380,7 +385,7 @@ class ConsoleApp(App[None]):
             else:
                 await self.server.send(terminal_id, text)
         except CaoError as exc:
-            self.notify(str(exc), title="Not sent", severity="error", markup=False)
+            self._problem("Not sent", str(exc))
             return
         self._note(f"{'answered' if mode == 'answer' else 'sent input to'} {terminal_id}")
         if mode == "answer":
@@ -395,6 +400,12 @@ class ConsoleApp(App[None]):
             self._queue_inboxes({self.selected})
 
     def action_stop_terminal(self) -> None:
+        node = self.query_one("#tree", Tree).cursor_node
+        if node is None or not node.data or node.data[0] != "terminal":
+            # Stopping acts on the row under the cursor, never on one scrolled out of sight.
+            self.notify("Move to a terminal to stop it (X stops its whole session).", severity="warning",
+                        markup=False)
+            return
         member = self._selected_member()
         if member is None:
             return
@@ -431,7 +442,7 @@ class ConsoleApp(App[None]):
             else:
                 await self.server.stop_terminal(key)
         except CaoError as exc:
-            self.notify(str(exc), title=f"{kind.capitalize()} not stopped", severity="error", markup=False)
+            self._problem(f"{kind.capitalize()} not stopped", str(exc))
             return
         # The removal events redraw the tree; this says the request went through meanwhile.
         self._note(f"stopped {kind} {key}")
@@ -448,12 +459,12 @@ class ConsoleApp(App[None]):
         try:
             argv = await self.server.attach_argv(member)
         except CaoError as exc:
-            self.notify(str(exc), title="Cannot attach", severity="error", markup=False)
+            self._problem("Cannot attach", str(exc))
             return
         try:
             self.attach(self, argv)
         except (SuspendNotSupported, OSError) as exc:
-            self.notify(f"{' '.join(argv)}: {exc}", title="Cannot attach", severity="error", markup=False)
+            self._problem("Cannot attach", f"{' '.join(argv)}: {exc}")
             return
         if member.id == self.selected:  # what was typed there changed the screen
             self.load_screen(member.id)

@@ -102,8 +102,8 @@ class ConsoleServer:
         try:
             data = await self._route("POST", "/login-links")
         except NotFound:
-            raise CaoError(f"cao-server at {self.url} serves no web console (install cao-web there)") \
-                from None
+            raise CaoError(f"cao-server at {self.url} gives no login links (it is older than the web "
+                           "console)") from None
         if not isinstance(data, Mapping) or not isinstance(data.get("url"), str):
             raise CaoError(f"cao-server at {self.url} answered an unexpected login link: {data!r}"[:300])
         return dict(data)
