@@ -29,7 +29,8 @@ def test_the_screen_is_read_on_selection_status_change_and_key_never_on_a_timer(
         assert screens(server, BOSS) == settled
 
         # Another terminal's status: its row changes, the screen shown is not read again.
-        server.push({"event": "status", "terminal_id": REVIEWER, "session_name": "cao-demo", "status": "error",
+        server.push({"event": "status", "terminal_id": REVIEWER, "session_name": "cao-demo",
+                     "status": "error",
                      "evidence": "crashed", "since": 1_767_268_999})
         await until(pilot, lambda: " error " in app._tree_nodes[REVIEWER].label.plain, "the reviewer's row")
         await pilot.pause(0.2)
@@ -37,10 +38,12 @@ def test_the_screen_is_read_on_selection_status_change_and_key_never_on_a_timer(
         assert screens(server, REVIEWER) == 0
 
         # The shown terminal's status: read again, once.
-        server.push({"event": "status", "terminal_id": BOSS, "session_name": "cao-demo", "status": "completed",
+        server.push({"event": "status", "terminal_id": BOSS, "session_name": "cao-demo",
+                     "status": "completed",
                      "evidence": "answer shown", "since": 1_767_269_000})
         await until(pilot, lambda: screens(server, BOSS) == settled + 1, "a read on the status change")
-        assert "completed" in helpers.plain(app, "#details") and "answer shown" in helpers.plain(app, "#details")
+        details = helpers.plain(app, "#details")
+        assert "completed" in details and "answer shown" in details
 
         await pilot.press("r")
         await until(pilot, lambda: screens(server, BOSS) == settled + 2, "a read on r")
@@ -177,5 +180,32 @@ def test_attach_without_a_terminal_to_hand_over_says_so(fake: Any, helpers: Any)
         await helpers.until(pilot, lambda: "Cannot attach" in helpers.plain(app, "#state"), "the problem")
         assert "tmux attach-session -t cao-demo:supervisor-1a2b" in helpers.plain(app, "#state")
         assert app.is_running
+
+    helpers.drive(app, scenario)
+
+
+def test_an_empty_server_then_a_session_that_starts(fake: Any, helpers: Any):
+    from cao_console.app import ConsoleApp
+
+    empty = {"at": 1.0, "sessions": []}
+    server = fake([empty])
+    app = ConsoleApp(server, team=empty)
+    record = {"id": "34343434", "name": "developer-aaaa", "session_name": "cao-new", "provider": "mock_cli",
+              "agent_profile": "developer", "caller_id": None, "created_at": 5.0, "status": "unknown"}
+
+    async def scenario(pilot: Any) -> None:
+        until = helpers.until
+        await until(pilot, lambda: "live" in helpers.plain(app, "#state"), "the event stream")
+        assert "no terminals yet" in helpers.plain(app, "#details") and helpers.tree_text(app) == ""
+        server.push({"event": "terminal_created", "terminal": record})
+        await until(pilot, lambda: app.selected == "34343434", "the new terminal, shown")
+        rows = helpers.tree_text(app).splitlines()
+        assert rows == ["cao-new  1 terminal", "developer-aaaa mock_cli unknown"]
+        assert "developer-aaaa (34343434)" in helpers.plain(app, "#details")
+        await until(pilot, lambda: "42 passed" in helpers.plain(app, "#screen"), "its screen")
+        server.push({"event": "terminal_removed", "terminal": record})
+        await until(pilot, lambda: helpers.tree_text(app) == "", "the tree emptied")
+        assert "terminal 34343434 was removed" in helpers.plain(app, "#details")
+        assert helpers.plain(app, "#screen") == ""
 
     helpers.drive(app, scenario)

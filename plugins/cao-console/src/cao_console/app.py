@@ -137,7 +137,7 @@ class ConsoleApp(App[None]):
             tree.guide_depth = 3
             yield tree
             with Vertical(id="right"):
-                yield Static(details_text(None), id="details")
+                yield Static(Text(""), id="details")
                 with ScrollableContainer(id="screen-box"):
                     yield Static(Text(""), id="screen")
         yield Input(placeholder=self._placeholder(), id="input")
@@ -198,7 +198,10 @@ class ConsoleApp(App[None]):
         elif self._tree_nodes:
             tree.cursor_line = max(0, min(line_of_cursor, line - 1))
         self._shown_once = self._shown_once or first is not None
+        before = self.selected
         self._highlight(tree.cursor_node)
+        if before is None and self.selected is None:
+            self._show_details()  # nothing was or is shown: say why
 
     def _relabel(self, terminal_id: str) -> None:
         member, node = self.team.find(terminal_id), self._tree_nodes.get(terminal_id)
@@ -231,7 +234,8 @@ class ConsoleApp(App[None]):
 
     def _show_details(self, removed: str | None = None) -> None:
         member = self.team.find(self.selected) if self.selected else None
-        self.query_one("#details", Static).update(details_text(member, self.pending, removed))
+        empty = next(iter(self.team.members()), None) is None
+        self.query_one("#details", Static).update(details_text(member, self.pending, removed, empty))
 
     def _note(self, text: str, style: str = "") -> None:
         self.query_one("#state", Static).update(Text(text, style=style))

@@ -77,11 +77,15 @@ def member_label(member: Member) -> Text:
     return label
 
 
-def details_text(member: Member | None, pending: Sequence[Message] = (), removed: str | None = None) -> Text:
-    """The selected terminal: who it is, its status and why, what it waits for, its pending messages."""
+def details_text(member: Member | None, pending: Sequence[Message] = (), removed: str | None = None,
+                 empty: bool = False) -> Text:
+    """The selected terminal: who it is, its status and why, what it waits for, its pending messages.
+    With none selected: why (``removed``: it was just stopped; ``empty``: there is no terminal)."""
     if member is None:
         if removed:
             return Text(f"terminal {printable(removed)} was removed", style="dim")
+        if empty:
+            return Text("no terminals yet: `cao launch` starts a session", style="dim")
         return Text("select a terminal", style="dim")
     out = Text.assemble(
         (printable(member.name or member.id), "bold"), f" ({printable(member.id)})  session ",
