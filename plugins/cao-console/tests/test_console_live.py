@@ -147,6 +147,11 @@ def test_the_attach_step_gets_an_argv_that_shows_the_selected_terminal(live: Any
     attached: list[list[str]] = []
     app = console(live, boss.session_name, attach=lambda _app, argv: attached.append(argv))
 
+    async def marks() -> None:
+        async with live.client() as api:
+            await api.send_input(boss.id, "boss-mark")
+            await api.send_input(worker.id, "worker-mark")
+
     async def scenario(pilot: Any) -> None:
         await helpers.until(pilot, lambda: "live" in helpers.plain(app, "#state"), "the event stream")
         await pilot.press("down")
@@ -155,16 +160,48 @@ def test_the_attach_step_gets_an_argv_that_shows_the_selected_terminal(live: Any
         await helpers.until(pilot, lambda: attached, "the attach step")
 
     try:
+        asyncio.run(marks())
         helpers.drive(app, scenario)
         (argv,) = attached
-        tmux = live.tmux.settings["CAO_TMUX_SOCKET"]
-        assert argv[1:3] == ["-S", tmux] and argv[3] == "attach-session" and argv[4] == "-t"
-        # The target names the worker's window on the server where the agents run.
-        shown = subprocess.run([argv[0], "-S", tmux, "display-message", "-p", "-t", argv[5],
-                                "#{session_name} #{window_name}"], capture_output=True, text=True, timeout=10)
-        assert shown.stdout.split() == [boss.session_name, worker.name], shown.stderr
+        # Run as a person's terminal would: it shows the worker's screen, not its conductor's.
+        screen = run_in_terminal(argv, until=b"MOCK: worker-mark")
+        assert b"MOCK: worker-mark" in screen and b"boss-mark" not in screen
     finally:
         asyncio.run(stop_session(live, boss.session_name))
+
+
+def run_in_terminal(argv: list[str], until: bytes, timeout: float = 10.0) -> bytes:
+    """What ``argv`` draws in a terminal of its own, read until ``until`` shows; then it is detached
+    (tmux's default prefix, C-b d) and, if that does not end it, killed."""
+    import os
+    import pty
+    import select
+    import signal
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    env["TERM"] = "xterm-256color"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + timeout
+        while until not in seen and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+        os.write(master, b"\x02d")
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+    finally:
+        os.close(master)
+    return seen
 
 
 def test_message_bodies_and_agent_text_are_shown_as_text(live: Any, helpers: Any):

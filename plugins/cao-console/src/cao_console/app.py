@@ -25,6 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static, Tree
 
 from .render import details_text, member_label, screen_text, session_label
+from .server import PENDING_LIMIT
 from .team import Member, Overflow, StatusChanged, Subscribed, Team, decode_event
 
 if TYPE_CHECKING:
@@ -322,8 +323,11 @@ class ConsoleApp(App[None]):
                 member = self.team.find(terminal_id)
                 if member is None:
                     continue
-                if member.pending_messages != len(messages):
-                    member.pending_messages = len(messages)
+                # A full page says "at least this many": a larger count from the team read stands.
+                count = len(messages) if len(messages) < PENDING_LIMIT else max(len(messages),
+                                                                                  member.pending_messages)
+                if member.pending_messages != count:
+                    member.pending_messages = count
                     self._relabel(terminal_id)
                 if terminal_id == self.selected:
                     self.pending = messages

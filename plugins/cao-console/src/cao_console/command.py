@@ -22,11 +22,14 @@ def console(ctx: click.Context, web: bool, session_name: str | None) -> None:
     The server is the one every cao command talks to (CAO_API_HOST, CAO_API_PORT, the token in the cao
     home), on this machine or another.
     """
+    from cao_hookspecs.names import SESSION_PREFIX
     from cao_server.commands import _api
 
     from .server import ConsoleServer, connect
 
     settings = _api.settings(ctx)
+    if session_name and not session_name.startswith(SESSION_PREFIX):
+        session_name = SESSION_PREFIX + session_name  # as the kernel names it, for the events' filter too
 
     def on(call: Any) -> Any:
         async def body(api: KernelAPI) -> Any:

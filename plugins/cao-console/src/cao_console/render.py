@@ -29,6 +29,7 @@ STATUS_STYLES = {
     "unknown": "dim",
 }
 BODY_WIDTH = 72
+SHOWN_MESSAGES = 5  # pending messages listed in the details; the rest are counted
 
 
 def status_text(status: str) -> Text:
@@ -108,9 +109,11 @@ def details_text(member: Member | None, pending: Sequence[Message] = (), removed
         out.append_text(waiting_text(waits))
     if member.working_directory:
         out.append(f"\nfolder {printable(member.working_directory)}", style="dim")
-    for message in pending:
+    for message in pending[:SHOWN_MESSAGES]:
         out.append(f"\n  from {printable(message.sender_id)}: ", style="cyan")
         out.append(printable(one_line(message.body, BODY_WIDTH)))
+    if len(pending) > SHOWN_MESSAGES:
+        out.append(f"\n  and {max(member.pending_messages, len(pending)) - SHOWN_MESSAGES} more", style="dim")
     return out
 
 

@@ -7,16 +7,15 @@ error classes, one line naming the address when nothing answers) and adds the fe
 
 from __future__ import annotations
 
-import asyncio
-import time
+import shlex
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from cao_hookspecs.errors import CaoError, NotFound
+from cao_hookspecs.errors import CaoError, NotFound, NotSupported
 
 if TYPE_CHECKING:
-    from cao_hookspecs import Message, Terminal
+    from cao_hookspecs import Message
     from cao_server.client import HttpKernel
 
     from .team import Member
@@ -57,8 +56,9 @@ class ConsoleServer:
     # -- the team ---------------------------------------------------------------------------------
 
     async def team(self, session: str | None = None) -> dict[str, Any]:
-        """The team in ``GET /team``'s shape (see the interfaces it is read from below)."""
-        return await team_from_routes(self.api, session)
+        """Every session's terminals with status, evidence, what each waits for and who started it
+        (``GET /team``)."""
+        return await self._route("GET", "/team", params={"session": session} if session else None)
 
     def events(self, session: str | None = None) -> AsyncIterator[dict[str, Any]]:
         return self.api.events(session)
@@ -84,18 +84,24 @@ class ConsoleServer:
         await self.api.delete_session(session_name)
 
     async def attach_argv(self, member: Member) -> list[str]:
-        """The argv that shows ``member``'s terminal and takes its keys, run on this machine.
+        """The argv that shows ``member``'s terminal and takes its keys, to run on this machine.
 
-        Read from this machine's tmux (the session and window the tmux backend names after the
-        terminal), so only for a server on this machine.
+        The server's own attach command when its backend has one; for a tmux terminal whose backend has
+        none, this machine's tmux, on the session and window the tmux backend names after the terminal.
+        Either runs only where the agents run, so only for a server on this machine.
         """
-        if not self.local:
-            raise AttachUnavailable(
-                f"the agents run on the machine of {self.url}; attach there "
-                "(ssh to it and run `cao console`)")
-        from cao_server.commands._tmux import attach_argv
+        try:
+            argv = await self.api.attach_command(member.id)
+        except NotSupported:
+            if member.backend != "tmux":
+                raise
+            from cao_server.commands._tmux import attach_argv
 
-        return attach_argv(f"{member.session_name}:{member.name}", self.settings)
+            argv = attach_argv(f"{member.session_name}:{member.name}", self.settings)
+        if not self.local:
+            raise AttachUnavailable(f"the agents run on the machine of {self.url}; attach there with: "
+                                    f"{shlex.join(argv)}")
+        return argv
 
     async def login_link(self) -> dict[str, Any]:
         """A one-time login link for the web console: ``{"url": ..., "expires_at": ...}``."""
@@ -116,37 +122,4 @@ def connect(settings: Mapping[str, str]) -> ConsoleServer:
     return ConsoleServer(connect_api(settings), settings)
 
 
-async def team_from_routes(api: HttpKernel, session: str | None = None) -> dict[str, Any]:
-    """``GET /team``'s answer, put together from the per-session and per-terminal routes.
-
-    What those routes cannot tell is left out: which delegation started a worker, and the handoffs a
-    terminal waits for (the console learns both from the events as they happen).
-    """
-    from cao_server.wire import terminal_json
-
-    infos = [info for info in await api.list_sessions() if session is None or info.name == session]
-
-    async def member(terminal: Terminal) -> dict[str, Any] | None:
-        try:
-            report, pending = await asyncio.gather(
-                api.get_status(terminal.id),
-                api.list_messages(terminal.id, state="pending", limit=PENDING_LIMIT))
-        except NotFound:  # removed while we read
-            return None
-        return {**terminal_json(terminal, report), "evidence": report.evidence, "since": report.since,
-                "pending_messages": len(pending), "delegation": None}
-
-    async def one(name: str) -> dict[str, Any] | None:
-        try:
-            info, terminals = await api.get_session(name)
-        except NotFound:
-            return None
-        rows = await asyncio.gather(*(member(t) for t in terminals))
-        return {"name": info.name, "status": info.status, "working_directory": info.working_directory,
-                "terminals": [row for row in rows if row is not None]}
-
-    sessions = await asyncio.gather(*(one(info.name) for info in infos))
-    return {"at": time.time(), "sessions": [s for s in sessions if s is not None]}
-
-
-__all__ = ["PENDING_LIMIT", "AttachUnavailable", "ConsoleServer", "connect", "team_from_routes"]
+__all__ = ["PENDING_LIMIT", "AttachUnavailable", "ConsoleServer", "connect"]

@@ -98,6 +98,7 @@ class Member:
     since: float | None = None
     pending_messages: int = 0
     delegation: str | None = None  # handoff or assign, when its caller started it so
+    backend: str = "tmux"
     handoffs: dict[str, float | None] = dataclasses.field(default_factory=dict)  # worker id -> since
 
     @classmethod
@@ -119,6 +120,7 @@ class Member:
             since=_seconds(data, "since"),
             pending_messages=_count(data, "pending_messages"),
             delegation=(_text(delegation, "kind") or None) if isinstance(delegation, Mapping) else None,
+            backend=_text(data, "backend", "tmux") or "tmux",
         )
         raw_waits = data.get("waiting_for")
         for wait in raw_waits if isinstance(raw_waits, list) else ():
@@ -267,7 +269,8 @@ def decode_event(data: Any) -> Event | None:
     if isinstance(kind, str) and kind.endswith(("_started", "_finished")):
         delegation, _, phase = kind.rpartition("_")
         caller, worker = _text(data, "caller_id"), _text(data, "worker_id")
-        if delegation not in ("handoff", "assign") or not caller or not worker:
+        # No caller: a delegation a script started (``POST /handoff``); its worker still shows how.
+        if delegation not in ("handoff", "assign") or not worker:
             return None
         return Delegation(delegation, phase == "started", caller, worker, _seconds(data, "at"))
     if kind == "overflow":
