@@ -165,6 +165,7 @@ class ConsoleApp(App[None]):
         self._tree_nodes = {}
         lines: dict[str, int] = {}
         line = 0
+        names = self.team.names()
 
         def add(parent: TreeNode[tuple[str, str]], key: str, label: Text, data: tuple[str, str],
                 has_children: bool, visible: bool) -> TreeNode[tuple[str, str]]:
@@ -183,8 +184,8 @@ class ConsoleApp(App[None]):
 
             def grow(parent: TreeNode[tuple[str, str]], member: Member, visible: bool) -> None:
                 kids = children.get(member.id, [])
-                node = add(parent, member.id, member_label(member), ("terminal", member.id), bool(kids),
-                           visible)
+                node = add(parent, member.id, member_label(member, names), ("terminal", member.id),
+                           bool(kids), visible)
                 for kid in kids:
                     grow(node, kid, visible and node.is_expanded)
 
@@ -207,7 +208,7 @@ class ConsoleApp(App[None]):
     def _relabel(self, terminal_id: str) -> None:
         member, node = self.team.find(terminal_id), self._tree_nodes.get(terminal_id)
         if member is not None and node is not None:
-            node.set_label(member_label(member))
+            node.set_label(member_label(member, self.team.names()))
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[tuple[str, str]]) -> None:
         self._highlight(event.node)
@@ -236,7 +237,8 @@ class ConsoleApp(App[None]):
     def _show_details(self, removed: str | None = None) -> None:
         member = self.team.find(self.selected) if self.selected else None
         empty = next(iter(self.team.members()), None) is None
-        self.query_one("#details", Static).update(details_text(member, self.pending, removed, empty))
+        self.query_one("#details", Static).update(
+            details_text(member, self.pending, removed, empty, self.team.names()))
 
     def _note(self, text: str, style: str = "") -> None:
         self.query_one("#state", Static).update(Text(text, style=style))

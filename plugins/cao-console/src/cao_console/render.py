@@ -8,7 +8,7 @@ terminal; a screen goes through ``Text.from_ansi``, which keeps its colours and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from cao_server.commands._render import clock, one_line
@@ -40,14 +40,17 @@ def since_text(since: float | None) -> str:
     return f"since {clock(since)}" if since is not None else ""
 
 
-def waiting_text(waits: Sequence[Waiting]) -> Text:
-    """``waits`` in a few words: ``handoff 1a2b3c4d``, ``2 messages``, ``answer``."""
+def waiting_text(waits: Sequence[Waiting], names: Mapping[str, str] | None = None) -> Text:
+    """``waits`` in a few words: ``handoff developer-3c4d`` (the worker's id when its name is not in
+    ``names``), ``2 messages``, ``an answer``."""
+    names = names or {}
     out = Text()
     for wait in waits:
         if out:
             out.append(", ")
         if wait.kind == "handoff":
-            out.append(f"handoff {printable(wait.worker_id or '?')}", style="cyan")
+            worker = wait.worker_id or "?"
+            out.append(f"handoff {printable(names.get(worker, worker))}", style="cyan")
         elif wait.kind == "messages":
             out.append(f"{wait.count} message{'s' if wait.count != 1 else ''}", style="cyan")
         elif wait.kind == "prompt":
@@ -63,10 +66,11 @@ def session_label(session: Session) -> Text:
                                                              "dim"))
 
 
-def member_label(member: Member) -> Text:
+def member_label(member: Member, names: Mapping[str, str] | None = None) -> Text:
     """One row of the tree: name (its profile leads it), provider, status and since when, and what it
-    waits for besides an answer (the status says that). The evidence and the rest are in the details
-    of the selected terminal."""
+    waits for besides an answer (the status says that), with workers by name from ``names``. The
+    evidence and the rest are in the details of the selected terminal."""
+    names = names or {}
     label = Text.assemble((printable(member.name or member.id), "bold"), " ",
                           (printable(member.provider), "dim"), " ", status_text(member.status))
     if member.since is not None:
@@ -74,14 +78,16 @@ def member_label(member: Member) -> Text:
     waits = [wait for wait in member.waiting_for if wait.kind != "prompt"]
     if waits:
         label.append(" · ", style="dim")
-        label.append_text(waiting_text(waits))
+        label.append_text(waiting_text(waits, names))
     return label
 
 
 def details_text(member: Member | None, pending: Sequence[Message] = (), removed: str | None = None,
-                 empty: bool = False) -> Text:
+                 empty: bool = False, names: Mapping[str, str] | None = None) -> Text:
     """The selected terminal: who it is, its status and why, what it waits for, its pending messages.
-    With none selected: why (``removed``: it was just stopped; ``empty``: there is no terminal)."""
+    With none selected: why (``removed``: it was just stopped; ``empty``: there is no terminal).
+    ``names`` (terminal id -> name) shows callers, workers and senders by name."""
+    names = names or {}
     if member is None:
         if removed:
             return Text(f"terminal {printable(removed)} was removed", style="dim")
@@ -94,7 +100,7 @@ def details_text(member: Member | None, pending: Sequence[Message] = (), removed
         f"\nprofile {printable(member.agent_profile)}  provider {printable(member.provider)}",
     )
     if member.caller_id:
-        out.append(f"  started by {printable(member.caller_id)}")
+        out.append(f"  started by {printable(names.get(member.caller_id, member.caller_id))}")
         if member.delegation:
             out.append(f" ({printable(member.delegation)})")
     out.append("\nstatus ")
@@ -106,11 +112,11 @@ def details_text(member: Member | None, pending: Sequence[Message] = (), removed
     waits = member.waiting_for
     if waits:
         out.append("\nwaits for ")
-        out.append_text(waiting_text(waits))
+        out.append_text(waiting_text(waits, names))
     if member.working_directory:
         out.append(f"\nfolder {printable(member.working_directory)}", style="dim")
     for message in pending[:SHOWN_MESSAGES]:
-        out.append(f"\n  from {printable(message.sender_id)}: ", style="cyan")
+        out.append(f"\n  from {printable(names.get(message.sender_id, message.sender_id))}: ", style="cyan")
         out.append(printable(one_line(message.body, BODY_WIDTH)))
     if len(pending) > SHOWN_MESSAGES:
         out.append(f"\n  and {max(member.pending_messages, len(pending)) - SHOWN_MESSAGES} more", style="dim")

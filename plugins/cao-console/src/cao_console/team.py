@@ -309,6 +309,10 @@ class Team:
         for session in self.sessions.values():
             yield from session.members.values()
 
+    def names(self) -> dict[str, str]:
+        """Terminal id -> name, to show who is meant where an event gives an id."""
+        return {member.id: member.name for member in self.members() if member.name}
+
     def find(self, terminal_id: str) -> Member | None:
         for session in self.sessions.values():
             if terminal_id in session.members:
