@@ -81,9 +81,10 @@ def test_select_a_terminal_send_input_and_watch_status_and_screen(live: Any, hel
         await pilot.press(*"__mock_sleep_1", "enter")
 
         def status() -> bool:
-            label = row(app, worker.id)
-            if not seen or seen[-1] not in label:
-                seen.extend(s for s in ("processing", "completed") if f" {s} " in label + " ")
+            label = row(app, worker.id) + " "
+            for name in ("processing", "completed"):
+                if f" {name} " in label and seen[-1:] != [name]:
+                    seen.append(name)
             return "completed" in seen
 
         await until(pilot, status, "the worker to answer")
