@@ -39,7 +39,7 @@ def console(ctx: click.Context, web: bool, session_name: str | None) -> None:
 
     if web:
         link = on(lambda server: server.login_link())
-        click.echo(link["url"])
+        click.echo(link)
         return
     # Read before the screen is taken: a server that is down is one line on stderr, and the first
     # frame already shows the team.

@@ -49,16 +49,12 @@ class ConsoleServer:
     async def aclose(self) -> None:
         await self.api.aclose()
 
-    async def _route(self, method: str, path: str, **kwargs: Any) -> Any:
-        # The HttpKernel's own request path, so these routes get the same token, timeouts and errors.
-        return await self.api._call(method, path, **kwargs)
-
     # -- the team ---------------------------------------------------------------------------------
 
     async def team(self, session: str | None = None) -> dict[str, Any]:
         """Every session's terminals with status, evidence, what each waits for and who started it
         (``GET /team``)."""
-        return await self._route("GET", "/team", params={"session": session} if session else None)
+        return await self.api.team(session)
 
     def events(self, session: str | None = None) -> AsyncIterator[dict[str, Any]]:
         return self.api.events(session)
@@ -103,16 +99,13 @@ class ConsoleServer:
                                     f"{shlex.join(argv)}")
         return argv
 
-    async def login_link(self) -> dict[str, Any]:
-        """A one-time login link for the web console: ``{"url": ..., "expires_at": ...}``."""
+    async def login_link(self) -> str:
+        """A one-time login link for the web console."""
         try:
-            data = await self._route("POST", "/login-links")
+            return await self.api.login_link()
         except NotFound:
             raise CaoError(f"cao-server at {self.url} gives no login links (it is older than the web "
                            "console)") from None
-        if not isinstance(data, Mapping) or not isinstance(data.get("url"), str):
-            raise CaoError(f"cao-server at {self.url} answered an unexpected login link: {data!r}"[:300])
-        return dict(data)
 
 
 def connect(settings: Mapping[str, str]) -> ConsoleServer:
