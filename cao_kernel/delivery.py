@@ -39,7 +39,7 @@ from cao_hookspecs import (
     TerminalStatus,
 )
 
-from .errors import CaoError, InvalidInput
+from .errors import CaoError, Conflict, InvalidInput
 
 if TYPE_CHECKING:
     from .hooks import Emit
@@ -125,7 +125,12 @@ class DeliveryEngine:
         return message
 
     async def retry(self, message_id: int) -> Message:
-        """An operator's retry: a dead, failed or uncertain message goes back in line, due now."""
+        """An operator's retry: a dead, failed or uncertain message goes back in line, due now. A message
+        whose receiver is gone is refused: nothing would ever deliver or settle it."""
+        found = await self._io(self.store.get, message_id)
+        if found is not None and self._receivers.get(found.receiver_id) is None:
+            raise Conflict(f"cannot retry message {message_id}: its receiver, terminal {found.receiver_id}, "
+                           "is gone")
         message = await self._io(self.store.requeue, message_id)
         self._emit("cao_after_message_queued", message=message)
         self.kick(message.receiver_id)

@@ -72,6 +72,17 @@ async def test_cancel_then_retry_delivers_once_and_tells_the_sender(make_kernel,
             await kernel.cancel_message(waiting.id)
 
 
+async def test_a_message_whose_receiver_is_gone_is_not_retried(make_kernel, workdir):
+    async with make_kernel(agents=("developer",)) as kernel:
+        sender, receiver, waiting = await _mail_for_a_busy_receiver(kernel, workdir, 5)
+        await kernel.cancel_message(waiting.id)
+        await kernel.delete_terminal(receiver.id)
+        with pytest.raises(Conflict, match=f"its receiver, terminal {receiver.id}, is gone"):
+            await kernel.retry_message(waiting.id)
+        dead = {m.id: m for m in await kernel.list_messages(receiver.id, limit=10)}[waiting.id]
+        assert dead.state == MessageState.DEAD  # left as it was, not stranded in pending
+
+
 async def test_unknown_and_malformed_ids_are_refused_by_name(make_kernel):
     async with make_kernel() as kernel:
         with pytest.raises(NotFound, match="no such message"):
