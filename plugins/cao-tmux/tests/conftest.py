@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
@@ -176,3 +177,88 @@ def fifo_files(cao_home: Path) -> Callable[[], list[str]]:
         if (cao_home / "runtime" / "fifos").exists()
         else []
     )
+
+
+class PtyClient:
+    """A program run under a pseudo-terminal of ``rows`` x ``cols``, as a person's terminal would run a
+    tmux client; a thread keeps reading what it draws (``screen``), so it never blocks on a full PTY."""
+
+    def __init__(self, argv: list[str], rows: int = 24, cols: int = 80) -> None:
+        import pty
+        import subprocess
+
+        self.master, slave = pty.openpty()
+        self._set_size(rows, cols)
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        env["TERM"] = "xterm-256color"
+        try:
+            self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
+                                         start_new_session=True)
+        finally:
+            os.close(slave)
+        self._drawn: list[bytes] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._drawn.append(chunk)
+
+    def _set_size(self, rows: int, cols: int) -> None:
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    @property
+    def screen(self) -> bytes:
+        return b"".join(self._drawn)
+
+    def type(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def resize(self, rows: int, cols: int) -> None:
+        import signal
+
+        self._set_size(rows, cols)
+        # The client has no controlling terminal to be told by: say it as the terminal would.
+        os.killpg(self.proc.pid, signal.SIGWINCH)
+
+    def close(self) -> None:
+        """End the program and what it started (SIGTERM to its process group, then SIGKILL), and the
+        terminal."""
+        import signal
+        import subprocess
+
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(3)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(3)
+        with contextlib.suppress(OSError):
+            os.close(self.master)
+        self._reader.join(3)
+
+
+@pytest.fixture
+def pty_client() -> Iterator[Callable[..., PtyClient]]:
+    """``pty_client(argv, rows=24, cols=80)``: run ``argv`` under a PTY; ended after the test."""
+    made: list[PtyClient] = []
+
+    def make(argv: list[str], rows: int = 24, cols: int = 80) -> PtyClient:
+        made.append(client := PtyClient(argv, rows, cols))
+        return client
+
+    yield make
+    for client in made:
+        client.close()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from cao_hookspecs.errors import Conflict, InvalidInput
 
-from . import checks, listing, procs
+from . import checks, listing, procs, viewer
 from .errors import TerminalExited, TerminalNotFound, TmuxError, TmuxNotRunning, TmuxTargetMissing
 from .quoting import died_hook, format_literal, pipe_command, write_env_file
 from .reader import EXITED, KEEP, LOST, REARM, OutputReader, Stream
@@ -240,6 +240,8 @@ class TmuxBackend:
             ["set-option", "-w", "-t", target, "--", listing.ID_OPTION, tid],
             ["set-option", "-w", "-t", target, "--", listing.META_OPTION, meta],
             ["set-option", "-w", "-t", target, "--", listing.NAME_OPTION, launch.window_name],
+            # What a viewer's leaving puts the window back to (see attach_argv).
+            ["set-option", "-w", "-t", target, "--", listing.SIZE_OPTION, f"{width}x{height}"],
             ["set-option", "-p", "-t", target, "--", listing.PIPE_OPTION, stream.out_path],
             ["set-hook", "-p", "-t", target, "pane-died", died_hook(stream.ctl_path)],
             ["pipe-pane", "-t", target, pipe_command(stream.out_path)],
@@ -571,7 +573,8 @@ class TmuxBackend:
             if pane is None:
                 return
             try:
-                out = self.server.run(["display-message", "-p", "-t", pane, listing.PROCESS_FORMAT])
+                out = self.server.run(["display-message", "-p", "-t", pane, listing.PROCESS_FORMAT],
+                                      ["list-sessions", "-F", "#{session_name}"])
             except (TmuxTargetMissing, TmuxNotRunning):
                 self._forget(terminal_id)
                 continue
@@ -579,6 +582,7 @@ class TmuxBackend:
             if not rows or rows[0][0] != terminal_id:
                 self._forget(terminal_id)  # a stale pane id, from before a server restart
                 continue
+            self._end_viewers(viewer.of_terminals(out.splitlines(), [terminal_id]))
             self._kill([rows[0]], ["kill-window", "-t", pane])
             self._forget(terminal_id)
             with self._lock:
@@ -590,13 +594,17 @@ class TmuxBackend:
         checks.session_name(session_name)
         try:
             out = self.server.run(
-                ["list-panes", "-s", "-t", f"={session_name}", "-F", listing.PROCESS_FORMAT]
+                ["list-panes", "-s", "-t", f"={session_name}", "-F", listing.PROCESS_FORMAT],
+                ["list-sessions", "-F", "#{session_name}"],
             )
         except (TmuxTargetMissing, TmuxNotRunning):
             out = ""
         rows = listing.process_rows(out)
-        for tid in {row[0] for row in rows if row[0]}:
+        terminal_ids = {row[0] for row in rows if row[0]}
+        for tid in terminal_ids:
             self._reader.remove(tid)
+        # A viewer session holds the session's windows too: left alone, they would outlive the session.
+        self._end_viewers(viewer.of_terminals(out.splitlines(), terminal_ids))
         if rows:
             self._kill(rows, ["kill-session", "-t", f"={session_name}"])
         with self._lock:
@@ -606,8 +614,16 @@ class TmuxBackend:
                 self._panes.pop(row[0], None)
                 self._named_locks.pop("terminal:" + row[0], None)
 
+    def _end_viewers(self, names: list[str]) -> None:
+        """Remove the viewer sessions of terminals that are going. Before the window goes: a viewer left
+        on a grouped session would move to another agent's window and take it to its own size. After:
+        one that joined meanwhile would keep the windows alive."""
+        for name in names:
+            self._quietly(["kill-session", "-t", f"={name}"])
+
     def _kill(self, rows: list[list[str]], command: list[str]) -> None:
-        """Collect the processes of ``rows`` (PROCESS_FORMAT fields), run the tmux kill, reap them."""
+        """Collect the processes of ``rows`` (PROCESS_FORMAT fields), run the tmux kill, end the viewers of
+        their terminals, reap the processes."""
         # A dead pane's pid may have been reused by an unrelated process: only live panes give roots.
         roots = {int(pid) for _, _, pid, _, dead in rows if pid.isdigit() and dead != "1"}
         servers = {int(spid) for _, _, _, spid, _ in rows if spid.isdigit()}
@@ -622,12 +638,44 @@ class TmuxBackend:
         )
         handles = procs.prepare(victims)
         try:
-            self._quietly(command)
+            try:
+                # A viewer that joined since the caller looked would hold the windows on: look again.
+                sessions = self.server.run(command, ["list-sessions", "-F", "#{session_name}"], timeout=5)
+            except TmuxError as exc:
+                log.debug("ignored: %s", exc)
+                sessions = ""
+            self._end_viewers(viewer.of_terminals(sessions.splitlines(), [tid for tid, *_ in rows if tid]))
             left = procs.terminate(handles, grace=self.kill_grace)
         finally:
             procs.release(handles)
         if left:
             log.warning("processes %s survived SIGKILL", left)
+
+    # -- viewers ----------------------------------------------------------------------------------
+
+    def attach_argv(self, terminal_id: str) -> list[str]:
+        """The command line of a viewer: run under a terminal (a PTY) on this machine, it shows the
+        terminal and takes its keys without moving any other client (see :mod:`cao_tmux.viewer`).
+
+        The viewer's tmux client joins a session of its own, grouped with the terminal's session. Ending
+        the viewer (a signal to its process group, or its terminal closing) removes that session, puts the
+        window back to its launch size when no other client shows it, and leaves the agent running.
+        Killing the terminal or its session ends its viewers.
+        """
+        checks.terminal_id(terminal_id)
+        out = self._with_pane(
+            terminal_id,
+            lambda pane: self.server.run(["display-message", "-p", "-t", pane, listing.VIEW_FORMAT]),
+        )
+        row = listing.parse_view(out)
+        if row is None or row.terminal_id != terminal_id:
+            self._forget(terminal_id)  # a stale pane id, from before a server restart
+            raise TerminalNotFound(f"no terminal {terminal_id} on the {self.server.describe()}")
+        config = ["-f", self.server.config_file] if self.server.config_file else []
+        # -u: the viewer's terminal speaks UTF-8, whatever the locale of the process that runs it.
+        tmux = [self.server.binary(), "-u", *config, "-S", row.socket_path]
+        return viewer.program(tmux, viewer.new_name(terminal_id), row.session_name, row.window_id, row.width,
+                              row.height)
 
     # -- listing ----------------------------------------------------------------------------------
 

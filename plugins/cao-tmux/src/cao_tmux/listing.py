@@ -19,6 +19,11 @@ ID_OPTION = "@cao_id"
 META_OPTION = "@cao_meta"
 NAME_OPTION = "@cao_name"
 PIPE_OPTION = "@cao_pipe"
+SIZE_OPTION = "@cao_size"
+#: The cao session a pane belongs to. A viewer's session (:mod:`cao_tmux.viewer`) is grouped with it and
+#: holds the same windows: ``list-panes -a`` lists them once per session of the group, and a pane target
+#: may resolve to any of them. The group is named after the session it was made from, the cao session.
+SESSION_FIELD = "#{?session_grouped,#{session_group},#{session_name}}"
 
 
 def fields(*formats: str) -> str:
@@ -29,7 +34,7 @@ def fields(*formats: str) -> str:
 PANE_FORMAT = fields(
     "#{@cao_id}",
     "#{pane_id}",
-    "#{session_name}",
+    SESSION_FIELD,
     "#{pane_dead}",
     "#{pane_dead_status}",
     "#{pane_dead_signal}",
@@ -48,6 +53,10 @@ PIPE_FORMAT = fields(
     "#{@cao_pipe}",
 )
 STATE_FORMAT = fields("#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}", "#{pane_pid}")
+#: What attaching a viewer needs; the size the window was launched with is empty for windows made before
+#: cao recorded it. The socket path is the server's own, whatever found it (the default server included).
+VIEW_FORMAT = fields("#{@cao_id}", "#{window_id}", SESSION_FIELD, "#{@cao_size}", "#{window_width}",
+                     "#{window_height}", "#{socket_path}")
 PROCESS_FORMAT = fields("#{@cao_id}", "#{pane_id}", "#{pane_pid}", "#{pid}", "#{pane_dead}")
 
 
@@ -180,6 +189,35 @@ def parse_pipes(text: str) -> list[PaneRow]:
             PaneRow(terminal_id=tid, pane_id=pane, exit=exit_of(dead, status, sig), pid=_int(pid), path=pipe)
         )
     return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class ViewRow:
+    """A :data:`VIEW_FORMAT` answer: where a viewer attaches, and the size the window goes back to."""
+
+    terminal_id: str
+    window_id: str
+    session_name: str
+    width: int
+    height: int
+    socket_path: str
+
+
+def parse_view(text: str) -> ViewRow | None:
+    """The first :data:`VIEW_FORMAT` row of ``text`` (None: there is none)."""
+    for line in text.splitlines():
+        parts = line.split("\t", 6)
+        if len(parts) != 7:
+            continue
+        tid, window, session, size, width, height, socket = parts
+        launched = size.split("x")
+        if len(launched) == 2 and all(value.isdigit() for value in launched):
+            width, height = launched
+        if not (width.isdigit() and height.isdigit()):
+            return None
+        return ViewRow(terminal_id=tid, window_id=window, session_name=session, width=int(width),
+                       height=int(height), socket_path=socket)
+    return None
 
 
 def first_by_terminal(rows: list[PaneRow]) -> dict[str, PaneRow]:

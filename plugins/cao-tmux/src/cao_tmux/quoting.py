@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 _HASHES = re.compile("#+")
 
@@ -17,6 +17,17 @@ def tmux_arg(arg: str) -> str:
     would split an agent's argv or an environment value; ``\\;`` at the end stands for a literal ``;``.
     """
     return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def command_chain(commands: Sequence[Sequence[str]]) -> list[str]:
+    """Several commands as one tmux command line (``a ; b ; c``), which tmux runs with nothing else in
+    between."""
+    chain: list[str] = []
+    for index, command in enumerate(commands):
+        if index:
+            chain.append(";")
+        chain += [tmux_arg(arg) for arg in command]
+    return chain
 
 
 def format_literal(text: str) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .errors import TmuxError, TmuxNotRunning, TmuxTargetMissing
-from .quoting import tmux_arg
+from .quoting import command_chain
 
 if TYPE_CHECKING:
     import libtmux
@@ -73,6 +73,10 @@ class TmuxServer:
                     )
         return self._libtmux
 
+    def binary(self) -> str:
+        """The tmux program this server is driven with (found and version-checked on first use)."""
+        return str(self.libtmux().tmux_bin)
+
     def run(self, *commands: Sequence[str], input: bytes | None = None, timeout: float | None = None) -> str:
         """Run ``commands`` (each an argument list) in one tmux invocation and return what they printed.
 
@@ -89,11 +93,7 @@ class TmuxServer:
                 f"{self.describe()} is not running (no socket file)",
                 command=[self._binary_name, "-S", str(self.socket_path)],
             )
-        chain: list[str] = []
-        for index, command in enumerate(commands):
-            if index:
-                chain.append(";")
-            chain += [tmux_arg(arg) for arg in command]
+        chain = command_chain(commands)
         server = self.libtmux()
         if input is None:
             try:
