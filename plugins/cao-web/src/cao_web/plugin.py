@@ -13,13 +13,16 @@ class WebPlugin:
 
     @hookimpl
     def cao_register_routes(self) -> Iterable[RouteSpec]:
-        from . import assets
+        from . import assets, terminal_socket
 
         return [
             RouteSpec(name="console_page", path="/", endpoint=assets.page, public=True,
                       description="The web console's page"),
             RouteSpec(name="console_asset", path="/static/{name:path}", endpoint=assets.asset, public=True,
                       description="The web console's scripts and styles"),
+            RouteSpec(name="terminal_socket", path="/terminals/{terminal_id}/ws",
+                      endpoint=terminal_socket.serve, websocket=True,
+                      description="A terminal's screen and keys, in upstream CAO's frames"),
         ]
 
 
