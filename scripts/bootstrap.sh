@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything cao needs on a Debian-like machine that has nothing but python3 (3.11+):
-# tmux (apt-get), uv (from PyPI) and the workspace environment `.venv` (uv sync, locked, built on the
+# tmux and chromium (apt-get; the web console's tests drive Debian's chromium, never a downloaded
+# browser), uv (from PyPI) and the workspace environment `.venv` (uv sync, locked, built on the
 # machine's own Python: uv never downloads an interpreter here).
 #
 #   bash scripts/bootstrap.sh           install what is missing, then sync every workspace member
@@ -136,6 +137,7 @@ _bootstrap_check() {
         missing+=("python3 >= 3.11")
     fi
     command -v tmux >/dev/null 2>&1 || missing+=("tmux")
+    command -v chromium >/dev/null 2>&1 || missing+=("chromium")
     if ! _bootstrap_find_uv; then
         missing+=("uv")
     elif ! (cd "$CAO_ROOT" && "$UV_BIN" "${_bootstrap_sync_args[@]}" --check >/dev/null 2>&1); then
@@ -167,6 +169,12 @@ bootstrap() {
     if ! command -v tmux >/dev/null 2>&1; then
         _bootstrap_apt_install tmux \
             || _bootstrap_fail "tmux is missing and apt-get could not install it" \
+                "(needs root or sudo; see .tools/bootstrap.log)"
+    fi
+    if ! command -v chromium >/dev/null 2>&1; then
+        # The fonts: a page's text needs them to render (and to be measured) in a headless browser.
+        _bootstrap_apt_install chromium fonts-liberation fonts-dejavu-core \
+            || _bootstrap_fail "chromium is missing and apt-get could not install it" \
                 "(needs root or sudo; see .tools/bootstrap.log)"
     fi
     _bootstrap_find_uv || _bootstrap_install_uv
