@@ -57,7 +57,7 @@ def test_the_pages_modules_import_only_shipped_files():
     for name, body in files.items():
         if not name.endswith((".js", ".mjs")) or name.startswith("vendor/"):
             continue
-        for target in re.findall(rb'''(?:from|import)\s*["']([^"']+)["']''', body):
+        for target in re.findall(rb'''(?:from|import)\s*\(?\s*["']([^"']+)["']''', body):
             resolved = (Path("/static") / Path(name).parent / target.decode()).resolve()
             shipped = str(resolved.relative_to("/static"))
             assert shipped in files, f"{name} imports {target.decode()}, which is not shipped"

@@ -1,0 +1,182 @@
+// Team: every session as a tree of its terminals (a worker under the terminal that started it), each with
+// its status, the evidence for it, since when, and what it waits for. Rows are patched in place as
+// events arrive, so a focused button keeps its focus.
+
+import { stopSession, stopTerminal } from './actions.js';
+import { duration, fill, h, span, toMs } from './dom.js';
+import { problem } from './page.js';
+import { team } from './team.js';
+
+const TICK_MS = 5000;
+
+export function mount(root) {
+  document.title = 'Team · cao console';
+  const list = h('div', { class: 'sessions' });
+  const note = h('p', { class: 'note', role: 'alert' });
+  root.append(h('h1', {}, 'Team'), note, list);
+  const rows = new Map(); // terminal id -> {li, parts}
+  const sections = new Map(); // session name -> {section, tree}
+  let firstPaint = true;
+
+  function rebuild() {
+    rows.clear();
+    sections.clear();
+    fill(list);
+    for (const session of team.sessions.values()) sectionFor(session.name);
+    for (const session of team.sessions.values()) {
+      const { roots, children } = team.tree(session.name);
+      const add = (t, into) => {
+        const row = rowFor(t);
+        into.append(row.li);
+        for (const child of children.get(t.id) || []) add(child, row.children);
+      };
+      for (const t of roots) add(t, sections.get(session.name).tree);
+    }
+    empty();
+    if (firstPaint && team.loaded) {
+      firstPaint = false;
+      // What the benchmark reads: when the whole tree was first on screen.
+      performance.mark('cao-team-rendered', { detail: { terminals: rows.size } });
+    }
+  }
+
+  function empty() {
+    const none = list.querySelector(':scope > .empty');
+    if (team.sessions.size === 0 && !none) {
+      list.append(h('p', { class: 'empty' }, 'No sessions are running. Start one on the ',
+        h('a', { href: '#/launch' }, 'Launch'), ' page.'));
+    } else if (team.sessions.size && none) {
+      none.remove();
+    }
+  }
+
+  function sectionFor(name) {
+    if (sections.has(name)) return sections.get(name);
+    const session = team.sessions.get(name) || { name };
+    const tree = h('ul', { class: 'tree', 'aria-label': `terminals of ${name}` });
+    const section = h('section', { class: 'session', dataset: { session: name }, 'aria-label': `session ${name}` },
+      h('header', { class: 'session-head' },
+        h('h2', {}, name),
+        session.working_directory ? h('span', { class: 'dim', title: 'working directory' }, session.working_directory) : null,
+        h('span', { class: 'spacer' }),
+        h('a', { class: 'button', href: `#/messages/${encodeURIComponent(name)}` }, 'Messages'),
+        h('button', { type: 'button', class: 'danger', onclick: () => act(() => stopSession(name)) }, 'Stop session')),
+      tree);
+    list.append(section);
+    const entry = { section, tree };
+    sections.set(name, entry);
+    return entry;
+  }
+
+  function rowFor(t) {
+    const parts = {
+      badge: h('span', { class: 'badge' }),
+      since: h('span', { class: 'since' }),
+      delegation: h('span', { class: 'delegation' }),
+      waits: h('span', { class: 'waits' }),
+      evidence: h('span', { class: 'evidence' }),
+    };
+    const children = h('ul', { class: 'tree' });
+    const li = h('li', { class: 'terminal', dataset: { terminalId: t.id } },
+      h('div', { class: 'row' },
+        parts.badge,
+        h('span', { class: 'who' },
+          h('strong', {}, t.agent_profile || '(no profile)'),
+          h('span', { class: 'dim' }, ` ${t.provider} \u00b7 ${t.name} \u00b7 ${t.id}`)),
+        parts.since,
+        parts.delegation,
+        parts.waits,
+        h('span', { class: 'spacer' }),
+        h('a', { class: 'button', href: `#/terminal/${encodeURIComponent(t.id)}`,
+          'aria-label': `Open the terminal of ${t.agent_profile} ${t.id}` }, 'Terminal'),
+        h('button', { type: 'button', class: 'danger', 'aria-label': `Stop ${t.agent_profile} ${t.id}`,
+          onclick: () => act(() => stopTerminal(t.id)) }, 'Stop')),
+      h('div', { class: 'detail' }, parts.evidence),
+      children);
+    const row = { li, parts, children };
+    rows.set(t.id, row);
+    update(t, row);
+    return row;
+  }
+
+  function update(t, row = rows.get(t.id)) {
+    if (!row) return;
+    const { parts } = row;
+    const status = t.status || 'unknown';
+    row.li.dataset.status = status;
+    parts.badge.className = `badge status-${status}`;
+    parts.badge.textContent = status.replaceAll('_', ' ');
+    const since = toMs(t.since);
+    parts.since.textContent = since === null ? '' : `for ${span(Date.now() - since)}`;
+    parts.evidence.textContent = t.evidence || '';
+    parts.evidence.title = t.evidence || '';
+    const d = t.delegation;
+    if (d && d.caller_id) {
+      const how = d.kind === 'handoff' ? 'handed off by' : 'assigned by';
+      let text = `${how} ${team.label(d.caller_id)}`;
+      if (d.duration !== undefined) text += `, ${d.success === false ? 'failed' : 'finished'} in ${duration(d.duration)}`;
+      parts.delegation.textContent = text;
+    } else {
+      parts.delegation.textContent = '';
+    }
+    const waits = team.waits(t);
+    fill(parts.waits, waits.length ? 'waits for ' : '',
+      waits.map((w, i) => [i ? ', ' : '', h('span', { class: `wait wait-${w.kind}` },
+        w.since ? `${w.text} (${span(Date.now() - toMs(w.since))})` : w.text)]));
+  }
+
+  function place(t) {
+    sectionFor(t.session_name);
+    const row = rowFor(t);
+    const parent = t.caller_id && t.caller_id !== t.id ? rows.get(t.caller_id) : null;
+    (parent ? parent.children : sections.get(t.session_name).tree).append(row.li);
+    // Workers whose caller was not known yet move under it.
+    for (const [id, other] of rows) {
+      const record = team.terminals.get(id);
+      if (record && record.caller_id === t.id && other.li.parentElement !== row.children) row.children.append(other.li);
+    }
+    // A caller waiting on it can now name it.
+    for (const other of team.terminals.values()) if (other.handoffs.has(t.id)) update(other);
+    empty();
+  }
+
+  function remove(t) {
+    const row = rows.get(t.id);
+    if (!row) return;
+    rows.delete(t.id);
+    // Its workers stay, one level up.
+    for (const child of [...row.children.children]) row.li.parentElement.append(child);
+    row.li.remove();
+    if (!team.sessions.has(t.session_name)) {
+      const entry = sections.get(t.session_name);
+      if (entry) entry.section.remove();
+      sections.delete(t.session_name);
+    }
+    empty();
+  }
+
+  async function act(action) {
+    note.textContent = '';
+    try {
+      await action();
+    } catch (error) {
+      problem(note, error);
+    }
+  }
+
+  const stop = team.watch((change) => {
+    if (change.kind === 'reset') rebuild();
+    else if (change.kind === 'added') place(change.terminal);
+    else if (change.kind === 'removed') remove(change.terminal);
+    else if (change.kind === 'changed') update(change.terminal);
+  });
+  if (team.loaded) rebuild();
+  else list.append(h('p', { class: 'dim' }, 'Reading the team\u2026'));
+  const ticker = setInterval(() => {
+    for (const t of team.terminals.values()) update(t);
+  }, TICK_MS);
+  return () => {
+    stop();
+    clearInterval(ticker);
+  };
+}

@@ -1,0 +1,267 @@
+// The team as the server last told it: sessions, their terminals, and what each waits for. Read once
+// from GET /team when the event stream (re)connects, then kept current by the stream's events alone.
+//
+// Views subscribe with `team.watch(fn)`; fn gets one change at a time:
+//   {kind: 'reset'}                              everything was reread
+//   {kind: 'added' | 'removed', terminal}        a terminal came or went
+//   {kind: 'changed', terminal}                  its status, evidence, waits or delegation changed
+//   {kind: 'event', event}                       any event, after the model applied it
+
+import { api, enc, withQuery } from './api.js';
+import { listen } from './live.js';
+
+const watchers = new Set();
+const sessions = new Map(); // name -> {name, status, working_directory}
+const terminals = new Map(); // id -> terminal (see adopt)
+const messageStates = new Map(); // message id -> latest state seen in an event
+const early = new Map(); // terminal id -> its status event, seen before the terminal itself
+const delegations = new Map(); // worker id -> delegation, seen before the worker itself
+let buffered = null; // events that arrive while the snapshot is being read
+let loaded = false;
+let readyWaiters = [];
+let generation = 0;
+
+export const team = {
+  sessions,
+  terminals,
+  get loaded() {
+    return loaded;
+  },
+
+  /** Start following (idempotent); `fn(change)` is called for every change. Returns the stop function. */
+  watch(fn) {
+    watchers.add(fn);
+    start();
+    return () => watchers.delete(fn);
+  },
+
+  /** Resolves once the first snapshot is in. */
+  ready() {
+    start();
+    return loaded ? Promise.resolve() : new Promise((resolve) => readyWaiters.push(resolve));
+  },
+
+  /** The terminals of `session` whose caller is none of them first, each followed by those it started. */
+  tree(session) {
+    const members = [...terminals.values()].filter((t) => t.session_name === session);
+    members.sort((a, b) => a.order - b.order);
+    const ids = new Set(members.map((t) => t.id));
+    const children = new Map();
+    const roots = [];
+    for (const t of members) {
+      if (t.caller_id && ids.has(t.caller_id) && t.caller_id !== t.id) {
+        if (!children.has(t.caller_id)) children.set(t.caller_id, []);
+        children.get(t.caller_id).push(t);
+      } else {
+        roots.push(t);
+      }
+    }
+    return { roots, children };
+  },
+
+  /** "data_analyst 1a2b3c4d" for a terminal id; "user" and other senders as they are. */
+  label(id) {
+    const t = terminals.get(id);
+    return t ? `${t.agent_profile} ${t.id}` : String(id ?? '?');
+  },
+
+  /** What `terminal` waits for, as short phrases. */
+  waits(t) {
+    const out = [];
+    for (const [worker, since] of t.handoffs) {
+      out.push({ kind: 'handoff', text: `handoff to ${team.label(worker)}`, since });
+    }
+    const pending = t.seeded ? t.pending.size : Math.max(t.pendingBase, t.pending.size);
+    if (pending) out.push({ kind: 'messages', text: `${pending} message${pending === 1 ? '' : 's'} pending` });
+    if (t.status === 'waiting_user_answer') {
+      out.push({ kind: 'prompt', text: 'a prompt awaiting an answer', since: t.since });
+    }
+    return out;
+  },
+};
+
+let started = false;
+
+function start() {
+  if (started) return;
+  started = true;
+  listen(onEvent);
+}
+
+function notify(change) {
+  for (const fn of [...watchers]) fn(change);
+}
+
+function onEvent(event) {
+  if (event.event === 'subscribed') {
+    // A new stream: what happened while none was open is unknown, so the state is read again. Events
+    // from now on wait until that read is in, then apply on top of it.
+    buffered = [];
+    resync(++generation);
+    return;
+  }
+  if (buffered) {
+    buffered.push(event);
+    return;
+  }
+  apply(event);
+}
+
+async function resync(gen) {
+  let snapshot;
+  try {
+    snapshot = await api.get('/team');
+  } catch {
+    return; // a 401 shows the login page; anything else: the next connection reads again
+  }
+  if (gen !== generation) return;
+  adoptSnapshot(snapshot);
+  const waiting = buffered || [];
+  buffered = null;
+  for (const event of waiting) apply(event, { quiet: true });
+  loaded = true;
+  for (const resolve of readyWaiters) resolve();
+  readyWaiters = [];
+  notify({ kind: 'reset' });
+  seedPending(gen);
+}
+
+function adoptSnapshot(snapshot) {
+  sessions.clear();
+  terminals.clear();
+  messageStates.clear();
+  for (const session of snapshot.sessions || []) {
+    sessions.set(session.name, {
+      name: session.name,
+      status: session.status,
+      working_directory: session.working_directory,
+    });
+    for (const entry of session.terminals || []) adopt(entry, entry);
+  }
+}
+
+let order = 0;
+
+function adopt(record, extra = {}) {
+  const t = {
+    ...record,
+    order: order++,
+    evidence: extra.evidence ?? record.evidence ?? '',
+    since: extra.since ?? null,
+    delegation: extra.delegation ?? delegations.get(record.id) ?? null,
+    handoffs: new Map(),
+    pending: new Set(),
+    pendingBase: extra.pending_messages ?? 0,
+    seeded: !extra.pending_messages,
+  };
+  delegations.delete(record.id);
+  for (const wait of extra.waiting_for || []) {
+    if (wait.kind === 'handoff') t.handoffs.set(wait.worker_id, wait.since ?? null);
+  }
+  terminals.set(t.id, t);
+  if (!sessions.has(t.session_name)) {
+    sessions.set(t.session_name, { name: t.session_name, status: '', working_directory: t.working_directory });
+  }
+  const status = early.get(t.id);
+  if (status) {
+    early.delete(t.id);
+    applyStatus(t, status);
+  }
+  return t;
+}
+
+async function seedPending(gen) {
+  // The snapshot counts pending messages; which ones they are is read only for terminals that have
+  // some, so that later events can be counted exactly.
+  const unseeded = [...terminals.values()].filter((t) => !t.seeded);
+  await Promise.all(unseeded.map(async (t) => {
+    let rows;
+    try {
+      rows = await api.get(withQuery(`/terminals/${enc(t.id)}/inbox/messages`, { status: 'pending', limit: 1000 }));
+    } catch {
+      return;
+    }
+    if (gen !== generation || terminals.get(t.id) !== t) return;
+    for (const row of rows) if (!messageStates.has(row.id)) t.pending.add(row.id);
+    t.seeded = true;
+    notify({ kind: 'changed', terminal: t });
+  }));
+}
+
+function applyStatus(t, event) {
+  const since = event.since ?? null;
+  t.status = event.status;
+  t.evidence = event.evidence ?? '';
+  t.since = since;
+}
+
+function apply(event, { quiet = false } = {}) {
+  const change = applyToModel(event);
+  if (!quiet) {
+    if (change) notify(change);
+    notify({ kind: 'event', event });
+  }
+}
+
+function applyToModel(event) {
+  switch (event.event) {
+    case 'terminal_created': {
+      if (terminals.has(event.terminal.id)) return null;
+      return { kind: 'added', terminal: adopt(event.terminal) };
+    }
+    case 'terminal_removed': {
+      const t = terminals.get(event.terminal.id);
+      if (!t) return null;
+      terminals.delete(t.id);
+      for (const other of terminals.values()) {
+        if (other.handoffs.delete(t.id)) notify({ kind: 'changed', terminal: other });
+      }
+      if (![...terminals.values()].some((o) => o.session_name === t.session_name)) sessions.delete(t.session_name);
+      return { kind: 'removed', terminal: t };
+    }
+    case 'status': {
+      const t = terminals.get(event.terminal_id);
+      if (!t) {
+        early.set(event.terminal_id, event);
+        return null;
+      }
+      applyStatus(t, event);
+      return { kind: 'changed', terminal: t };
+    }
+    case 'message': {
+      const m = event.message;
+      messageStates.set(m.id, m.status);
+      const t = terminals.get(m.receiver_id);
+      if (!t) return null;
+      if (m.status === 'pending') t.pending.add(m.id);
+      else t.pending.delete(m.id);
+      return { kind: 'changed', terminal: t };
+    }
+    case 'handoff_started':
+    case 'assign_started': {
+      const kind = event.event.split('_')[0];
+      const delegation = { kind, caller_id: event.caller_id, started_at: event.at ?? null };
+      const worker = terminals.get(event.worker_id);
+      if (worker) worker.delegation = delegation;
+      else delegations.set(event.worker_id, delegation);
+      const caller = terminals.get(event.caller_id);
+      if (kind === 'handoff' && caller) {
+        caller.handoffs.set(event.worker_id, event.at ?? null);
+        notify({ kind: 'changed', terminal: caller });
+      }
+      return worker ? { kind: 'changed', terminal: worker } : null;
+    }
+    case 'handoff_finished':
+    case 'assign_finished': {
+      const worker = terminals.get(event.worker_id);
+      if (worker && worker.delegation) {
+        worker.delegation = { ...worker.delegation, success: event.success, duration: event.duration };
+      }
+      const caller = terminals.get(event.caller_id);
+      if (caller && caller.handoffs.delete(event.worker_id)) notify({ kind: 'changed', terminal: caller });
+      return worker ? { kind: 'changed', terminal: worker } : null;
+    }
+    default:
+      return null;
+  }
+}

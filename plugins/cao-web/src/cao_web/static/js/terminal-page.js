@@ -1,0 +1,120 @@
+// Terminal: the agent's screen in xterm.js over the server's PTY WebSocket, with upstream's frames so
+// the same socket serves upstream's clients: the server sends binary frames of raw terminal bytes; the
+// page sends text frames {"type": "input", "data"} for keys and pastes and {"type": "resize", "rows",
+// "cols"} on open and whenever the window's size changes. Leaving the page closes the socket; the
+// agent keeps running.
+
+import { api, ApiError, enc } from './api.js';
+import { fill, h } from './dom.js';
+import { problem } from './page.js';
+import { team } from './team.js';
+
+const THEME = {
+  background: '#16181d', foreground: '#d8dde6', cursor: '#d8dde6', selectionBackground: '#3a4558',
+};
+
+export function mount(root, [id]) {
+  document.title = `Terminal ${id} · cao console`;
+  const badge = h('span', { class: 'badge' });
+  const title = h('span', { class: 'who' }, h('strong', {}, id));
+  const note = h('p', { class: 'note', role: 'alert' });
+  const banner = h('div', { class: 'banner', role: 'status', hidden: true });
+  const screen = h('div', { class: 'screen', role: 'group', 'aria-label': `terminal ${id}` });
+  root.append(
+    h('h1', { class: 'terminal-title' }, 'Terminal ', title, ' ', badge),
+    note, banner, screen);
+
+  let left = false;
+  let socket = null;
+  let term = null;
+  let fit = null;
+
+  function showStatus(record) {
+    const t = team.terminals.get(id) || record;
+    if (!t) return;
+    title.replaceChildren(h('strong', {}, t.agent_profile), h('span', { class: 'dim' }, ` ${t.provider} \u00b7 ${id}`));
+    const status = t.status || 'unknown';
+    badge.className = `badge status-${status}`;
+    badge.textContent = status.replaceAll('_', ' ');
+  }
+  const unwatch = team.watch((change) => {
+    if (change.kind === 'reset' || (change.kind === 'changed' && change.terminal.id === id)) showStatus();
+    if (change.kind === 'removed' && change.terminal.id === id) {
+      badge.className = 'badge status-gone';
+      badge.textContent = 'removed';
+    }
+  });
+  showStatus();
+  api.get(`/terminals/${enc(id)}`).then(showStatus, (error) => problem(note, error));
+
+  function send(frame) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+  }
+
+  function sendSize() {
+    if (!term) return;
+    fit.fit();
+    send({ type: 'resize', rows: term.rows, cols: term.cols });
+  }
+
+  function connect() {
+    banner.hidden = true;
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    socket = new WebSocket(`${scheme}://${location.host}/terminals/${enc(id)}/ws`);
+    socket.binaryType = 'arraybuffer';
+    const mine = socket;
+    socket.onopen = () => {
+      sendSize();
+      term.focus();
+    };
+    socket.onmessage = (message) => {
+      term.write(typeof message.data === 'string' ? message.data : new Uint8Array(message.data));
+    };
+    socket.onclose = async (event) => {
+      if (left || mine !== socket) return;
+      const why = event.reason ? `: ${event.reason}` : event.code === 1006 ? ' (the connection was lost)' : '';
+      let gone = false;
+      try {
+        await api.get(`/terminals/${enc(id)}`);
+      } catch (error) {
+        gone = error instanceof ApiError && error.status === 404;
+      }
+      if (left || mine !== socket) return;
+      fill(banner, gone
+        ? h('span', {}, `The terminal's connection closed: the terminal was stopped.`)
+        : [h('span', {}, `The terminal's connection closed${why}. The agent keeps running.`),
+          h('button', { type: 'button', onclick: connect }, 'Reconnect')]);
+      banner.hidden = false;
+    };
+  }
+
+  const onWindowResize = () => sendSize();
+
+  (async () => {
+    // Loaded here, not with the app: the other pages need none of it.
+    const [{ Terminal }, { FitAddon }] = await Promise.all([
+      import('../vendor/xterm/xterm.mjs'), import('../vendor/addon-fit/addon-fit.mjs')]);
+    if (left) return;
+    term = new Terminal({
+      cursorBlink: true, fontSize: 13, scrollback: 5000, theme: THEME,
+      fontFamily: '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',
+    });
+    fit = new FitAddon();
+    term.loadAddon(fit);
+    term.open(screen);
+    fit.fit();
+    // Keys, pastes and the terminal's own replies (cursor reports) all go to the agent as typed input.
+    term.onData((data) => send({ type: 'input', data }));
+    term.onBinary((data) => send({ type: 'input', data }));
+    window.addEventListener('resize', onWindowResize);
+    connect();
+  })().catch((error) => problem(note, error));
+
+  return () => {
+    left = true;
+    unwatch();
+    window.removeEventListener('resize', onWindowResize);
+    if (socket) socket.close(1000, 'page left');
+    if (term) term.dispose();
+  };
+}
