@@ -25,6 +25,8 @@ PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp", "web")
 ASSIGN = ROOT / "examples" / "assign"
 # Flags for a headless chromium in a container: no GPU, no network features nobody uses here.
 CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--disable-sync", "--disable-extensions"]
+# Read at import: each test runs with every CAO_* variable of the shell removed.
+SCREENSHOTS = os.environ.get("CAO_DOC_SCREENSHOTS") == "1"
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +129,7 @@ class Console:
         self.page.evaluate("route => { location.hash = route; }", route)
 
     def screenshot(self, name: str) -> None:
-        if os.environ.get("CAO_DOC_SCREENSHOTS") == "1":
+        if SCREENSHOTS:
             target = ROOT / "docs" / "images" / f"console-{name}.png"
             target.parent.mkdir(parents=True, exist_ok=True)
             self.page.screenshot(path=str(target), animations="disabled", caret="hide")

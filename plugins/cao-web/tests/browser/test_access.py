@@ -31,6 +31,7 @@ def test_without_a_login_the_page_says_how_to_get_in_and_the_api_refuses(console
     text = page.locator("main").inner_text()
     assert "cao console --web" in text and "cao server" in text
     assert page.locator("header.top").is_hidden()
+    console.screenshot("login")
     answer = page.request.get(console.server.url + "/team")
     assert answer.status == 401
     with httpx.Client(base_url=console.server.url, trust_env=False) as anonymous:

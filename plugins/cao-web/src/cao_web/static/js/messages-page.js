@@ -88,6 +88,7 @@ export function mount(root, [wanted]) {
         ...[...receivers].map((id) => api.get(withQuery(`/terminals/${enc(id)}/inbox/messages`, { limit: 1000 }))),
       ]);
       if (left || mine !== loads) return;
+      for (const event of history) if (event.terminal) team.remember(event.terminal);
       for (const rowsOf of inboxes) for (const message of rowsOf) upsert(message);
       for (const event of history) take(event);
     } catch (error) {
@@ -104,7 +105,10 @@ export function mount(root, [wanted]) {
       if (event.seq <= lastSeq) return;
       lastSeq = event.seq;
     }
-    if (event.event === 'terminal_created') receivers.add(event.terminal.id);
+    if (event.event === 'terminal_created') {
+      receivers.add(event.terminal.id);
+      team.remember(event.terminal);
+    }
     if (event.event === 'message') upsert(event.message, event.reason);
     const entry = describe(event);
     if (entry) timeline.append(entry);
@@ -209,7 +213,7 @@ function describe(event) {
     default:
       return null;
   }
-  const at = event.event === 'status' ? event.since ?? event.at : event.at;
+  const at = event.at ?? event.since;
   return h('li', { class: `event event-${kind}` },
     h('time', {}, clock(at)), ' ', h('span', {}, visible(text)));
 }

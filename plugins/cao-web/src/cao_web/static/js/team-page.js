@@ -120,8 +120,8 @@ export function mount(root) {
       parts.delegation.textContent = '';
     }
     const waits = team.waits(t);
-    fill(parts.waits, waits.length ? 'waits for ' : '',
-      waits.map((w, i) => [i ? ', ' : '', h('span', { class: `wait wait-${w.kind}` },
+    fill(parts.waits, waits.length ? 'waiting: ' : '',
+      waits.map((w, i) => [i ? ' \u00b7 ' : '', h('span', { class: `wait wait-${w.kind}` },
         w.since ? `${w.text} (${span(Date.now() - toMs(w.since))})` : w.text)]));
   }
 

@@ -16,6 +16,7 @@ const terminals = new Map(); // id -> terminal (see adopt)
 const messageStates = new Map(); // message id -> latest state seen in an event
 const early = new Map(); // terminal id -> its status event, seen before the terminal itself
 const delegations = new Map(); // worker id -> delegation, seen before the worker itself
+const profiles = new Map(); // terminal id -> its profile, kept after it is gone (for labels)
 let buffered = null; // events that arrive while the snapshot is being read
 let loaded = false;
 let readyWaiters = [];
@@ -59,10 +60,15 @@ export const team = {
     return { roots, children };
   },
 
-  /** "data_analyst 1a2b3c4d" for a terminal id; "user" and other senders as they are. */
+  /** "data_analyst 1a2b3c4d" for a terminal id, also one that is gone; "user" and others as they are. */
   label(id) {
-    const t = terminals.get(id);
-    return t ? `${t.agent_profile} ${t.id}` : String(id ?? '?');
+    const profile = profiles.get(id);
+    return profile ? `${profile} ${id}` : String(id ?? '?');
+  },
+
+  /** Keep the name of a terminal the page learnt of elsewhere (the history of a session). */
+  remember(record) {
+    if (record && record.id && record.agent_profile) profiles.set(record.id, record.agent_profile);
   },
 
   /** What `terminal` waits for, as short phrases. */
@@ -159,6 +165,7 @@ function adopt(record, extra = {}) {
     if (wait.kind === 'handoff') t.handoffs.set(wait.worker_id, wait.since ?? null);
   }
   terminals.set(t.id, t);
+  team.remember(t);
   if (!sessions.has(t.session_name)) {
     sessions.set(t.session_name, { name: t.session_name, status: '', working_directory: t.working_directory });
   }

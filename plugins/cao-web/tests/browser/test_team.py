@@ -1,0 +1,125 @@
+"""The Team page follows a working team live: read once, then changed only by pushed events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import api, start_session
+
+pytestmark = [pytest.mark.tmux, pytest.mark.slow]
+
+RECORDER = (Path(__file__).with_name("recorder.js")).read_text(encoding="utf-8")
+TASK = ("Analyze these three datasets and write a report. Dataset A: [1, 2, 3, 4, 5]. "
+        "Dataset B: [10, 20, 30, 40, 50, 60]. Dataset C: [2, 4, 4, 4, 5, 5, 7, 9].")
+
+
+def seen(console):
+    return console.page.evaluate("window.__seen")
+
+
+def statuses_of(rows, terminal_id):
+    out = []
+    for row in rows:
+        if row["id"] == terminal_id and not row["removed"] and (not out or out[-1] != row["status"]):
+            out.append(row["status"])
+    return out
+
+
+def live_team_page(console):
+    console.log_in()
+    console.page.locator(".connection[data-state=live]").wait_for()
+    console.page.evaluate(RECORDER)
+    # A mark that a reload would lose.
+    console.page.evaluate("window.__same_page = true")
+
+
+def test_the_assign_examples_team_shows_up_and_changes_without_a_reload(console):
+    live_team_page(console)
+    page = console.page
+    supervisor = start_session(console.server, "analysis_supervisor", session_name="assign-live")
+    sid = supervisor["id"]
+    with api(console.server) as http:
+        assert http.post(f"/terminals/{sid}/input", json={"message": TASK}).status_code == 200
+
+    # The three analysts, each shown under the supervisor that assigned it.
+    def analysts():
+        return {r["id"] for r in seen(console) if r["profile"] == "data_analyst" and r["parent"] == sid}
+
+    workers = console.wait(lambda: len(analysts()) == 3 and analysts(), timeout=60, what="three analysts")
+    # The handoff's worker too, and its caller waiting for it.
+    waits = page.locator(f'li.terminal[data-terminal-id="{sid}"] > .row .waits')
+    console.wait(lambda: "handoff to report_generator" in waits.inner_text(), timeout=60,
+               what="the supervisor shown waiting for its handoff")
+    console.screenshot("team")
+    assert any(r["profile"] == "report_generator" and r["parent"] == sid for r in seen(console))
+    # The supervisor deletes each analyst once its result is in; the report ends its work.
+    console.wait(lambda: workers <= {r["id"] for r in seen(console) if r["removed"]}, timeout=90,
+               what="every analyst removed from the page")
+    row = page.locator(f'li.terminal[data-terminal-id="{sid}"]')
+    console.wait(lambda: row.get_attribute("data-status") in ("completed", "idle") and
+               "DATA ANALYSIS REPORT" in _output(console, sid), timeout=90, what="the report")
+    rows = seen(console)
+    assert "processing" in statuses_of(rows, sid), statuses_of(rows, sid)
+    for worker in workers:
+        assert "processing" in statuses_of(rows, worker), (worker, statuses_of(rows, worker))
+    assert page.locator(f'li.terminal[data-terminal-id="{sid}"] li.terminal').count() == 0
+    # Read once, then only pushed: no second /team, no reload, one event stream.
+    assert len(console.paths("/team")) == 1, console.paths("/team")
+    assert len(console.paths("/events")) == 1
+    assert page.evaluate("window.__same_page === true && performance.getEntriesByType('navigation').length")
+    # The same run on the Messages page: every result the analysts sent, and the timeline.
+    console.open("#/messages/cao-assign-live")
+    page.locator("tr[data-message-id]").first.wait_for()
+    console.wait(lambda: page.locator("ol.timeline li").count() > 10, what="the session's timeline")
+    assert page.locator("tr[data-message-id]").count() >= 4  # three results, the report's task, the task
+    console.screenshot("messages")
+    with api(console.server) as http:
+        http.delete("/sessions/cao-assign-live")
+
+
+def test_stopping_a_worker_removes_it_and_leaves_its_supervisor(console):
+    live_team_page(console)
+    page = console.page
+    boss = start_session(console.server, session_name="stop-one")
+    with api(console.server) as http:
+        added = http.post(f"/sessions/{boss['session_name']}/terminals",
+                          json={"agent_profile": "developer", "provider": "mock_cli", "caller_id": boss["id"],
+                                "working_directory": str(console.server.workdir)})
+        assert added.status_code == 201, added.text
+    worker = added.json()["id"]
+    nested = page.locator(f'li.terminal[data-terminal-id="{boss["id"]}"] li.terminal[data-terminal-id="{worker}"]')
+    nested.wait_for()
+    nested.get_by_role("button", name=f"Stop developer {worker}").click()
+    dialog = page.get_by_role("dialog")
+    assert worker in dialog.inner_text()
+    dialog.get_by_role("button", name="Stop terminal").click()
+    nested.wait_for(state="detached")
+    assert page.locator(f'li.terminal[data-terminal-id="{boss["id"]}"]').is_visible()
+    with api(console.server) as http:
+        assert http.get(f"/terminals/{worker}").status_code == 404
+        assert http.get(f"/terminals/{boss['id']}").status_code == 200
+        http.delete(f"/sessions/{boss['session_name']}")
+    page.locator(f'section.session[data-session="{boss["session_name"]}"]').wait_for(state="detached")
+    assert len(console.paths("/team")) == 1
+
+
+def test_cancelling_the_confirmation_stops_nothing(console):
+    live_team_page(console)
+    page = console.page
+    boss = start_session(console.server, session_name="keep-me")
+    section = page.locator(f'section.session[data-session="{boss["session_name"]}"]')
+    section.get_by_role("button", name="Stop session").click()
+    page.keyboard.press("Escape")
+    page.get_by_role("dialog").wait_for(state="detached")
+    with api(console.server) as http:
+        assert http.get(f"/terminals/{boss['id']}").status_code == 200
+        http.delete(f"/sessions/{boss['session_name']}")
+    section.wait_for(state="detached")
+
+
+def _output(console, terminal_id):
+    with api(console.server) as http:
+        answer = http.get(f"/terminals/{terminal_id}/output", params={"mode": "last"})
+        return answer.text if answer.status_code == 200 else ""
