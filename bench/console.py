@@ -106,9 +106,11 @@ def settle(http: httpx.Client, ids: list[str]) -> None:
 def page_loads(page: Any, url: str, count: int, loads: int) -> dict[str, list[float]]:
     """First paint and tree-ready times (seconds from navigation) over ``loads`` fresh loads of the Team page."""
     out: dict[str, list[float]] = {"first_contentful_paint_s": [], "tree_ready_s": []}
-    for _ in range(loads):
-        page.goto(url + "/#/team")
-        page.wait_for_function(f"document.querySelectorAll('li.terminal').length >= {count}", timeout=30_000)
+    for n in range(loads):
+        # A new query makes each one a full load (a changed hash alone would not navigate).
+        page.goto(f"{url}/?load={n}#/team")
+        page.wait_for_function("n => document.querySelectorAll('li.terminal').length >= n", arg=count,
+                               timeout=30_000)
         timing = page.evaluate("""() => ({
             fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime,
             ready: (performance.getEntriesByName('cao-team-rendered')[0] || {}).startTime})""")
