@@ -72,6 +72,7 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         env["CAO_MOCK_BEHAVIOUR_PATH"] = str(ROOT)
         server = start_cao_server(home, work, env)
         server.workdir = work  # type: ignore[attr-defined]
+        server.tmux = tmux  # type: ignore[attr-defined]
         try:
             yield server
         finally:

@@ -3,6 +3,9 @@ them, and whatever a message holds is shown as text."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
 from .conftest import api, start_session
@@ -42,6 +45,15 @@ def send(server, receiver, text):
         return sent.json()["message_id"]
 
 
+def crash(server, terminal_id):
+    """Kill the agent's process group, as a crash would (the terminal stays, its agent is gone)."""
+    with api(server) as http:
+        terminal = http.get(f"/terminals/{terminal_id}").json()
+    target = f"{terminal['session_name']}:{terminal['name']}"
+    shown = server.tmux.run("display-message", "-p", "-t", target, "#{pane_pid}")
+    os.killpg(os.getpgid(int(shown.stdout.strip())), signal.SIGKILL)
+
+
 def messages_page(console, session):
     console.log_in(f"#/messages/{session}")
     console.page.get_by_role("heading", name="Timeline").wait_for()
@@ -78,7 +90,7 @@ def test_a_message_is_seen_pending_then_delivered(console):
         http.delete(f"/sessions/{agent['session_name']}")
 
 
-def test_cancel_stops_a_pending_message_before_it_is_typed(console):
+def test_cancel_stops_a_pending_message_and_retry_sends_it_after_all(console):
     agent = start_session(console.server, session_name="inbox-cancel")
     messages_page(console, agent["session_name"])
     busy(console.server, agent["id"], 5)
@@ -89,10 +101,15 @@ def test_cancel_stops_a_pending_message_before_it_is_typed(console):
     assert "cancelled" in row.locator("td.reason").inner_text()
     assert row.get_by_role("button", name="Cancel").count() == 0
     with api(console.server) as http:
-        http.get(f"/terminals/{agent['id']}/wait", params={"status": "idle", "timeout": 15})
-        screen = http.get(f"/terminals/{agent['id']}/output").json()["output"]
-        assert "never mind this one" not in screen
+        http.get(f"/terminals/{agent['id']}/wait", params={"status": "completed", "timeout": 15})
+        assert "never mind this one" not in http.get(f"/terminals/{agent['id']}/output").json()["output"]
+        # Changed our mind: a cancelled message is dead, and Retry puts it back in line.
+        row.get_by_role("button", name="Retry").click()
+        console.wait(lambda: row.get_attribute("data-state") == "delivered", timeout=15, what="delivered")
+        console.wait(lambda: "> MOCK: never mind this one" in http.get(f"/terminals/{agent['id']}/output").json()[
+            "output"], what="typed in and answered")
         http.delete(f"/sessions/{agent['session_name']}")
+    assert states(console, message) == ["pending", "dead", "pending", "delivered"]
 
 
 def test_retry_puts_a_failed_message_back_in_the_queue(console):
@@ -103,21 +120,21 @@ def test_retry_puts_a_failed_message_back_in_the_queue(console):
                                 "working_directory": str(console.server.workdir)})
         receiver = added.json()["id"]
     messages_page(console, keeper["session_name"])
-    busy(console.server, receiver, 5)
-    message = send(console.server, receiver, "for a terminal about to go")
-    # Its receiver is stopped while the message waits: the message fails for good (dead).
-    with api(console.server) as http:
-        assert http.delete(f"/terminals/{receiver}").status_code == 200
+    busy(console.server, receiver, 30)
+    message = send(console.server, receiver, "for an agent about to crash")
     row = console.page.locator(f'tr[data-message-id="{message}"]')
+    console.wait(lambda: row.get_attribute("data-state") == "pending", what="shown pending")
+    # Its agent dies while the message waits: the message fails for good (dead), with the reason.
+    crash(console.server, receiver)
     console.wait(lambda: row.get_attribute("data-state") == "dead", timeout=15, what="shown dead")
-    assert row.locator("td.reason").inner_text()
+    assert "agent exited" in row.locator("td.reason").inner_text()
     with console.page.expect_response(lambda r: r.url.endswith(f"/messages/{message}/retry")) as answer:
         row.get_by_role("button", name="Retry").click()
     assert answer.value.status == 200
-    # Back in the queue; with no receiver it fails again, and the page shows both.
+    # Back in the queue; its receiver still cannot take it, so it fails again, and the page shows both.
     console.wait(lambda: states(console, message).count("dead") >= 2, timeout=15, what="retried, then dead again")
     shown = states(console, message)
-    assert shown.index("pending", shown.index("dead")) > shown.index("dead"), shown
+    assert shown[shown.index("dead"):][:3] == ["dead", "pending", "dead"], shown
     with api(console.server) as http:
         http.delete(f"/sessions/{keeper['session_name']}")
 
@@ -130,6 +147,9 @@ def test_markup_and_escape_sequences_in_a_message_are_shown_as_text(console):
     message = send(console.server, agent["id"], body)
     row = console.page.locator(f'tr[data-message-id="{message}"]')
     row.wait_for()
+    summary = row.locator("summary")
+    assert "<script>alert(1)</script>" in summary.inner_text()
+    summary.press("Enter")  # the whole text, on request, from the keyboard
     text = row.locator(".body").inner_text()
     assert "<script>alert(1)</script>" in text and '<img src=x onerror="alert(2)">' in text
     # Escape characters are drawn as their symbols, not obeyed.

@@ -42,7 +42,7 @@ export function mount(root) {
     ['Name', (p) => p.name],
     ['Distribution', (p) => p.distribution],
     ['Version', (p) => p.version],
-    ['State', (p) => h('span', { class: `badge plugin-${p.state}` }, p.state)],
+    ['Status', (p) => h('span', { class: `badge plugin-${p.status}` }, p.status)],
     ['Error', (p) => p.error],
   ], rows)), (error) => problem(note, error));
   return () => {};

@@ -9,7 +9,7 @@ import { problem } from './page.js';
 import { team } from './team.js';
 
 const RETRYABLE = new Set(['failed', 'dead', 'uncertain']);
-const CANCELLABLE = new Set(['pending', 'failed']);
+const CANCELLABLE = new Set(['pending']);
 const HISTORY = 1000;
 
 export function mount(root, [wanted]) {
@@ -126,7 +126,7 @@ export function mount(root, [wanted]) {
       };
       const tr = h('tr', { dataset: { messageId: message.id } },
         h('td', { class: 'num' }, `#${message.id}`), cells.from, cells.to, cells.state, cells.reason,
-        cells.updated, h('td', {}, h('div', { class: 'body' }, visible(message.message))), cells.actions);
+        cells.updated, h('td', {}, bodyCell(message.message)), cells.actions);
       row = { tr, cells, message };
       rows.set(message.id, row);
       const after = [...rows.keys()].filter((id) => id > message.id).sort((a, b) => a - b)[0];
@@ -170,6 +170,17 @@ export function mount(root, [wanted]) {
   };
 }
 
+/** A message body: its first line, the whole text on request (bodies reach a megabyte). */
+function bodyCell(body) {
+  const lines = String(body ?? '').split('\n').length;
+  const more = lines > 1 ? ` (${lines} lines)` : '';
+  const details = h('details', { class: 'message' }, h('summary', {}, visible(firstLine(body, 120)), h('span', { class: 'dim' }, more)));
+  details.addEventListener('toggle', () => {
+    if (details.open && !details.querySelector('.body')) details.append(h('div', { class: 'body' }, visible(body)));
+  });
+  return details;
+}
+
 function stamp(message) {
   return Date.parse(message.updated_at || message.created_at || 0) || 0;
 }
@@ -203,11 +214,15 @@ function describe(event) {
       text = `${label(event.caller_id)} ${verb} ${event.agent_profile} ${event.worker_id}`;
       break;
     }
-    case 'handoff_finished':
+    case 'handoff_finished': {
+      const how = event.success === false ? 'failed' : 'came back';
+      text = `handoff to ${event.agent_profile} ${event.worker_id} ${how} after ${duration(event.duration)}`;
+      break;
+    }
     case 'assign_finished': {
-      const what = event.event === 'handoff_finished' ? 'handoff' : 'assign';
-      const how = event.success === false ? 'failed' : 'finished';
-      text = `${what} of ${event.agent_profile} ${event.worker_id} ${how} after ${duration(event.duration)}`;
+      // An assign returns once its worker has the task; the worker goes on.
+      const how = event.success === false ? 'failed after' : 'handed over in';
+      text = `assign to ${event.agent_profile} ${event.worker_id} ${how} ${duration(event.duration)}`;
       break;
     }
     default:

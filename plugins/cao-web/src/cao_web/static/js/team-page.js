@@ -114,7 +114,10 @@ export function mount(root) {
     if (d && d.caller_id) {
       const how = d.kind === 'handoff' ? 'handed off by' : 'assigned by';
       let text = `${how} ${team.label(d.caller_id)}`;
-      if (d.duration !== undefined) text += `, ${d.success === false ? 'failed' : 'finished'} in ${duration(d.duration)}`;
+      // An assign's duration is only the hand-over; a handoff's is the worker's whole task.
+      if (d.kind === 'handoff' && d.duration !== undefined) {
+        text += `, ${d.success === false ? 'failed' : 'came back'} after ${duration(d.duration)}`;
+      }
       parts.delegation.textContent = text;
     } else {
       parts.delegation.textContent = '';
