@@ -123,3 +123,30 @@ def _output(console, terminal_id):
     with api(console.server) as http:
         answer = http.get(f"/terminals/{terminal_id}/output", params={"mode": "last"})
         return answer.text if answer.status_code == 200 else ""
+
+
+def test_after_an_overflow_the_page_reads_the_team_again(console):
+    # The first stream is a stand-in that ends as the server ends a reader that fell behind: an overflow
+    # event, then the end. The browser reconnects; that request is held until the team has changed.
+    held = []
+    first = ('retry: 100\n\ndata: {"event":"subscribed","at":1}\n\n'
+             'data: {"event":"overflow","at":2,"reason":"this subscriber read too slowly"}\n\n')
+
+    def events(route):
+        if not held and not console.paths("/team"):
+            route.fulfill(status=200, headers={"content-type": "text/event-stream"}, body=first)
+        else:
+            held.append(route)
+
+    console.page.route("**/events", events)
+    console.log_in()
+    page = console.page
+    console.wait(lambda: held, what="the browser reconnecting")
+    missed = start_session(console.server, session_name="while-away")
+    held[0].continue_()
+    page.locator(f'li.terminal[data-terminal-id="{missed["id"]}"]').wait_for()
+    page.locator(".connection[data-state=live]").wait_for()
+    assert len(console.paths("/team")) == 2
+    with api(console.server) as http:
+        http.delete(f"/sessions/{missed['session_name']}")
+    page.locator(f'li.terminal[data-terminal-id="{missed["id"]}"]').wait_for(state="detached")

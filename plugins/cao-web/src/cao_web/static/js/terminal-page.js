@@ -25,6 +25,8 @@ export function mount(root, [id]) {
     note, banner, screen);
 
   let left = false;
+  let gone = false; // the terminal was stopped: nothing to reconnect to
+  let closedWhy = null; // why the socket closed, while it is closed
   let socket = null;
   let term = null;
   let fit = null;
@@ -42,8 +44,18 @@ export function mount(root, [id]) {
     if (change.kind === 'removed' && change.terminal.id === id) {
       badge.className = 'badge status-gone';
       badge.textContent = 'removed';
+      gone = true;
+      if (closedWhy !== null) showClosed();
     }
   });
+
+  function showClosed() {
+    fill(banner, gone
+      ? h('span', {}, "The terminal's connection closed: the terminal was stopped.")
+      : [h('span', {}, `The terminal's connection closed${closedWhy}. The agent keeps running.`),
+        h('button', { type: 'button', onclick: connect }, 'Reconnect')]);
+    banner.hidden = false;
+  }
   showStatus();
   api.get(`/terminals/${enc(id)}`).then(showStatus, (error) => problem(note, error));
 
@@ -59,6 +71,7 @@ export function mount(root, [id]) {
 
   function connect() {
     banner.hidden = true;
+    closedWhy = null;
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     socket = new WebSocket(`${scheme}://${location.host}/terminals/${enc(id)}/ws`);
     socket.binaryType = 'arraybuffer';
@@ -72,19 +85,16 @@ export function mount(root, [id]) {
     };
     socket.onclose = async (event) => {
       if (left || mine !== socket) return;
-      const why = event.reason ? `: ${event.reason}` : event.code === 1006 ? ' (the connection was lost)' : '';
-      let gone = false;
+      closedWhy = event.reason ? `: ${event.reason}` : event.code === 1006 ? ' (the connection was lost)' : '';
+      showClosed();
+      // A stopped terminal closes its socket before the server forgets it: the removal event, or this
+      // read, turns the banner into "stopped".
       try {
         await api.get(`/terminals/${enc(id)}`);
       } catch (error) {
-        gone = error instanceof ApiError && error.status === 404;
+        if (error instanceof ApiError && error.status === 404) gone = true;
       }
-      if (left || mine !== socket) return;
-      fill(banner, gone
-        ? h('span', {}, `The terminal's connection closed: the terminal was stopped.`)
-        : [h('span', {}, `The terminal's connection closed${why}. The agent keeps running.`),
-          h('button', { type: 'button', onclick: connect }, 'Reconnect')]);
-      banner.hidden = false;
+      if (!left && mine === socket && closedWhy !== null) showClosed();
     };
   }
 
