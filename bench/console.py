@@ -74,12 +74,11 @@ def create_team(http: httpx.Client, workdir: str) -> list[str]:
     ids: list[str] = []
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         for n in range(SESSIONS):
-            boss = ok(http.post("/sessions", json={"agent_profile": "developer", "provider": "mock_cli",
-                                                  "session_name": f"bench-{n}", "working_directory": workdir}), 201)
+            body = {"agent_profile": "developer", "provider": "mock_cli", "working_directory": workdir}
+            boss = ok(http.post("/sessions", json={**body, "session_name": f"bench-{n}"}), 201)
             ids.append(boss["id"])
-            body = {"agent_profile": "developer", "provider": "mock_cli", "caller_id": boss["id"],
-                    "working_directory": workdir}
-            futures = [pool.submit(http.post, f"/sessions/{boss['session_name']}/terminals", json=body)
+            futures = [pool.submit(http.post, f"/sessions/{boss['session_name']}/terminals",
+                                   json={**body, "caller_id": boss["id"]})
                        for _ in range(PER_SESSION - 1)]
             ids += [ok(f.result(), 201)["id"] for f in futures]
     return ids
@@ -92,7 +91,8 @@ def keep_working(http: httpx.Client, ids: list[str]) -> Any:
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             while not stop.is_set():
                 started = time.monotonic()
-                list(pool.map(lambda t: http.post(f"/terminals/{t}/input", json={"message": WORK_INPUT}), ids))
+                list(pool.map(lambda t: http.post(f"/terminals/{t}/input", json={"message": WORK_INPUT}),
+                              ids))
                 stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
 
     return run
@@ -104,7 +104,8 @@ def settle(http: httpx.Client, ids: list[str]) -> None:
 
 
 def page_loads(page: Any, url: str, count: int, loads: int) -> dict[str, list[float]]:
-    """First paint and tree-ready times (seconds from navigation) over ``loads`` fresh loads of the Team page."""
+    """First paint and tree-ready times (seconds from navigation) over ``loads`` fresh loads of the Team
+    page."""
     out: dict[str, list[float]] = {"first_contentful_paint_s": [], "tree_ready_s": []}
     for n in range(loads):
         # A new query makes each one a full load (a changed hash alone would not navigate).

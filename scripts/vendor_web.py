@@ -152,7 +152,7 @@ def check(vendor_dir: Path = VENDOR) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="vendor_web.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
-                        help="verify the committed files against the manifest, offline; exit 1 when they differ")
+                        help="verify the committed files against the manifest, offline (exit 1 when not)")
     args = parser.parse_args(argv)
     if args.check:
         problems = check()

@@ -148,7 +148,8 @@ def test_bootstrap_installs_chromium_with_its_fonts_when_it_is_missing(tmp_path:
     apt.write_text(f'#!/bin/sh\necho "apt-get $*" >> "{log}"\n[ "$1" = update ] && exit 0\nexit 100\n')
     proc = run(["bash", str(BOOTSTRAP)], env=dict(os.environ, PATH=path))
     assert proc.returncode == 1
-    assert proc.stderr.startswith("bootstrap: chromium is missing and apt-get could not install it"), proc.stderr
+    refused = "bootstrap: chromium is missing and apt-get could not install it"
+    assert proc.stderr.startswith(refused), proc.stderr
     calls = log.read_text()
     assert "chromium fonts-liberation fonts-dejavu-core" in calls, calls
 

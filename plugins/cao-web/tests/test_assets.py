@@ -56,8 +56,8 @@ def test_every_shipped_file_has_a_type_and_the_page_links_only_shipped_files():
 
 def test_the_pages_scripts_never_turn_text_into_markup():
     # Agent output and message bodies reach the page as text nodes only: no API that parses HTML.
-    sinks = (b"innerHTML", b"outerHTML", b"insertAdjacentHTML", b"document.write", b"createContextualFragment",
-             b"DOMParser", b"eval(", b"new Function")
+    sinks = (b"innerHTML", b"outerHTML", b"insertAdjacentHTML", b"document.write",
+             b"createContextualFragment", b"DOMParser", b"eval(", b"new Function")
     for name, body in assets.listing().items():
         if name.endswith(".js") and not name.startswith("vendor/"):
             found = [sink.decode() for sink in sinks if sink in body]

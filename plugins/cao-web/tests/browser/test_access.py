@@ -59,7 +59,8 @@ def test_a_page_without_the_csrf_header_cannot_change_anything(console):
     console.log_in()
     # What a page of another origin on the same host could do with the cookie: no X-CAO-CSRF header.
     forged = console.page.evaluate("""async () => {
-        const answer = await fetch('/sessions', {method: 'POST', headers: {'Content-Type': 'application/json'},
+        const answer = await fetch('/sessions', {method: 'POST',
+            headers: {'Content-Type': 'application/json'},
             body: JSON.stringify({agent_profile: 'developer'})});
         return answer.status;
     }""")

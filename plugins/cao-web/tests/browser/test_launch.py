@@ -58,7 +58,7 @@ def test_launch_add_a_worker_send_input_and_stop_the_session(console):
                what="the input answered")
 
     console.open("#/team")
-    page.locator(f'li.terminal[data-terminal-id="{first}"] li.terminal[data-terminal-id="{second}"]').wait_for()
+    page.locator(f'li.terminal[data-terminal-id="{first}"] li[data-terminal-id="{second}"]').wait_for()
     console.open("#/launch")
     stop = page.locator(".card", has=page.get_by_role("heading", name="Stop"))
     stop.get_by_label("Session").select_option("cao-from-the-page")

@@ -40,7 +40,8 @@ def busy(server, terminal_id, seconds):
 
 def send(server, receiver, text):
     with api(server) as http:
-        sent = http.post(f"/terminals/{receiver}/inbox/messages", json={"sender_id": "tester", "message": text})
+        sent = http.post(f"/terminals/{receiver}/inbox/messages",
+                         json={"sender_id": "tester", "message": text})
         assert sent.status_code == 200, sent.text
         return sent.json()["message_id"]
 
@@ -52,6 +53,10 @@ def crash(server, terminal_id):
     target = f"{terminal['session_name']}:{terminal['name']}"
     shown = server.tmux.run("display-message", "-p", "-t", target, "#{pane_pid}")
     os.killpg(os.getpgid(int(shown.stdout.strip())), signal.SIGKILL)
+
+
+def screen(http, terminal_id):
+    return http.get(f"/terminals/{terminal_id}/output").json()["output"]
 
 
 def messages_page(console, session):
@@ -102,12 +107,12 @@ def test_cancel_stops_a_pending_message_and_retry_sends_it_after_all(console):
     assert row.get_by_role("button", name="Cancel").count() == 0
     with api(console.server) as http:
         http.get(f"/terminals/{agent['id']}/wait", params={"status": "completed", "timeout": 15})
-        assert "never mind this one" not in http.get(f"/terminals/{agent['id']}/output").json()["output"]
+        assert "never mind this one" not in screen(http, agent["id"])
         # Changed our mind: a cancelled message is dead, and Retry puts it back in line.
         row.get_by_role("button", name="Retry").click()
         console.wait(lambda: row.get_attribute("data-state") == "delivered", timeout=15, what="delivered")
-        console.wait(lambda: "> MOCK: never mind this one" in http.get(f"/terminals/{agent['id']}/output").json()[
-            "output"], what="typed in and answered")
+        console.wait(lambda: "> MOCK: never mind this one" in screen(http, agent["id"]),
+                     what="typed in and answered")
         http.delete(f"/sessions/{agent['session_name']}")
     assert states(console, message) == ["pending", "dead", "pending", "delivered"]
 
@@ -132,7 +137,8 @@ def test_retry_puts_a_failed_message_back_in_the_queue(console):
         row.get_by_role("button", name="Retry").click()
     assert answer.value.status == 200
     # Back in the queue; its receiver still cannot take it, so it fails again, and the page shows both.
-    console.wait(lambda: states(console, message).count("dead") >= 2, timeout=15, what="retried, then dead again")
+    console.wait(lambda: states(console, message).count("dead") >= 2, timeout=15,
+                 what="retried, then dead again")
     shown = states(console, message)
     assert shown[shown.index("dead"):][:3] == ["dead", "pending", "dead"], shown
     with api(console.server) as http:
@@ -156,7 +162,7 @@ def test_markup_and_escape_sequences_in_a_message_are_shown_as_text(console):
     assert "\u241b[31mred\u241b[0m" in text and "\u241b]0;title\u2407" in text
     assert console.page.locator("main script, main img").count() == 0
     timeline = console.page.get_by_role("list", name="timeline")
-    console.wait(lambda: "<script>alert(1)</script>" in timeline.inner_text(), timeout=10, what="timeline text")
+    console.wait(lambda: "<script>alert(1)</script>" in timeline.inner_text(), what="timeline text")
     console.wait(lambda: row.get_attribute("data-state") == "delivered", timeout=20, what="delivered")
     # The console's own fixture fails the test on any dialog the page opened.
     with api(console.server) as http:

@@ -89,7 +89,7 @@ def test_stopping_a_worker_removes_it_and_leaves_its_supervisor(console):
                                 "working_directory": str(console.server.workdir)})
         assert added.status_code == 201, added.text
     worker = added.json()["id"]
-    nested = page.locator(f'li.terminal[data-terminal-id="{boss["id"]}"] li.terminal[data-terminal-id="{worker}"]')
+    nested = page.locator(f'li.terminal[data-terminal-id="{boss["id"]}"] li[data-terminal-id="{worker}"]')
     nested.wait_for()
     nested.get_by_role("button", name=f"Stop developer {worker}").click()
     dialog = page.get_by_role("dialog")

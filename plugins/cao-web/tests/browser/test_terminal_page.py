@@ -37,7 +37,7 @@ def test_frames_both_ways_and_the_banner_when_the_socket_closes(console):
     console.log_in(f"#/terminal/{agent['id']}")
     page = console.page
     page.locator(".xterm-rows").wait_for()
-    console.wait(lambda: stand_in.sockets and stand_in.frames(), timeout=10, what="the socket and its first frame")
+    console.wait(lambda: stand_in.sockets and stand_in.frames(), what="the socket and its first frame")
     first = stand_in.frames()[0]
     assert first["type"] == "resize" and first["rows"] > 5 and first["cols"] > 20, first
 
@@ -57,8 +57,11 @@ def test_frames_both_ways_and_the_banner_when_the_socket_closes(console):
     console.wait(lambda: "".join(f["data"] for f in stand_in.frames() if f["type"] == "input") == "ls\r\x03",
                timeout=10, what="keys as input frames")
     page.set_viewport_size({"width": 700, "height": 480})
-    console.wait(lambda: stand_in.frames()[-1]["type"] == "resize" and stand_in.frames()[-1]["cols"] < first["cols"],
-               timeout=10, what="a resize frame")
+    def narrower() -> bool:
+        last = stand_in.frames()[-1]
+        return last["type"] == "resize" and last["cols"] < first["cols"]
+
+    console.wait(narrower, what="a resize frame")
 
     # The server ends the socket while the terminal lives on: the page says so and offers to reconnect.
     stand_in.sockets[0].close(code=1011, reason="attach ended")

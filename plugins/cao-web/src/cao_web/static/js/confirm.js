@@ -10,7 +10,8 @@ export function confirmAction(question, action) {
   return new Promise((resolve) => {
     const id = `confirm-${++count}`;
     const cancel = h('button', { type: 'button', onclick: () => dialog.close('cancel') }, 'Cancel');
-    const go = h('button', { type: 'button', class: 'danger', onclick: () => dialog.close('confirm') }, action);
+    const go = h('button', { type: 'button', class: 'danger', onclick: () => dialog.close('confirm') },
+      action);
     const dialog = h('dialog', { class: 'confirm', 'aria-labelledby': id },
       h('p', { id }, question),
       h('div', { class: 'actions' }, cancel, go));

@@ -29,6 +29,11 @@ function choices(select, items, { blank } = {}) {
   if ([...select.options].some((o) => o.value === before)) select.value = before;
 }
 
+/** A link to a new terminal's page. */
+function link(terminal) {
+  return h('a', { href: `#/terminal/${enc(terminal.id)}` }, `${terminal.agent_profile} ${terminal.id}`);
+}
+
 function form(title, controls, submit, onsubmit) {
   const status = h('p', { class: 'result', role: 'status' });
   const note = h('p', { class: 'note', role: 'alert' });
@@ -91,8 +96,7 @@ export function mount(root) {
     const text = start.message.value;
     if (text.trim()) await api.post(`/terminals/${enc(created.id)}/input`, { message: text });
     start.message.value = '';
-    return ['Started ', h('a', { href: `#/terminal/${enc(created.id)}` }, `${created.agent_profile} ${created.id}`),
-      ` in ${created.session_name}.`];
+    return ['Started ', link(created), ` in ${created.session_name}.`];
   });
 
   const workerForm = form('Add a worker', [
@@ -106,7 +110,7 @@ export function mount(root) {
       provider: worker.provider.value,
       caller_id: worker.caller.value,
     }));
-    return ['Added ', h('a', { href: `#/terminal/${enc(created.id)}` }, `${created.agent_profile} ${created.id}`), '.'];
+    return ['Added ', link(created), '.'];
   });
 
   const inputForm = form('Send input', [
@@ -120,11 +124,11 @@ export function mount(root) {
 
   const stopForm = h('div', { class: 'card' }, h('h2', {}, 'Stop'),
     h('div', { class: 'inline' }, field('Terminal', stopping.terminal),
-      h('button', { type: 'button', class: 'danger', onclick: () => act(() => stopTerminal(stopping.terminal.value)) },
-        'Stop terminal')),
+      h('button', { type: 'button', class: 'danger',
+        onclick: () => act(() => stopTerminal(stopping.terminal.value)) }, 'Stop terminal')),
     h('div', { class: 'inline' }, field('Session', stopping.session),
-      h('button', { type: 'button', class: 'danger', onclick: () => act(() => stopSession(stopping.session.value)) },
-        'Stop session')));
+      h('button', { type: 'button', class: 'danger',
+        onclick: () => act(() => stopSession(stopping.session.value)) }, 'Stop session')));
 
   async function act(action) {
     note.textContent = '';
@@ -161,7 +165,7 @@ export function mount(root) {
     const names = profiles.map((p) => [p.name, p.description ? `${p.name} \u2014 ${p.description}` : p.name]);
     choices(start.profile, names);
     choices(worker.profile, names);
-    const usable = providers.map((p) => [p.name, p.installed === false ? `${p.name} (not installed)` : p.name]);
+    const usable = providers.map((p) => [p.name, p.installed ? p.name : `${p.name} (not installed)`]);
     choices(start.provider, usable, { blank: "the profile's" });
     choices(worker.provider, usable, { blank: "the profile's" });
   }, (error) => problem(note, error));

@@ -14,7 +14,8 @@ const HISTORY = 1000;
 
 export function mount(root, [wanted]) {
   document.title = 'Messages · cao console';
-  const picker = h('select', { id: 'messages-session', onchange: () => { location.hash = `#/messages/${enc(picker.value)}`; } });
+  const picker = h('select', { id: 'messages-session' });
+  picker.addEventListener('change', () => { location.hash = `#/messages/${enc(picker.value)}`; });
   const note = h('p', { class: 'note', role: 'alert' });
   const body = h('tbody');
   const table = h('table', { class: 'messages' },
@@ -29,7 +30,8 @@ export function mount(root, [wanted]) {
     h('div', { class: 'toolbar' }, h('label', { for: 'messages-session' }, 'Session'), picker),
     note,
     h('section', { 'aria-labelledby': 'inbox-title' }, h('h2', { id: 'inbox-title' }, 'Inbox'), table, none),
-    h('section', { 'aria-labelledby': 'timeline-title' }, h('h2', { id: 'timeline-title' }, 'Timeline'), timeline));
+    h('section', { 'aria-labelledby': 'timeline-title' },
+      h('h2', { id: 'timeline-title' }, 'Timeline'), timeline));
 
   let session = wanted ? decodeURIComponent(wanted) : null;
   const rows = new Map(); // message id -> {tr, cells, message}
@@ -80,12 +82,14 @@ export function mount(root, [wanted]) {
       return;
     }
     none.textContent = 'No messages yet.';
-    receivers = new Set([...team.terminals.values()].filter((t) => t.session_name === session).map((t) => t.id));
+    const members = [...team.terminals.values()].filter((t) => t.session_name === session);
+    receivers = new Set(members.map((t) => t.id));
     pending = [];
     try {
       const [history, ...inboxes] = await Promise.all([
         api.get(withQuery('/events/history', { session, limit: HISTORY })),
-        ...[...receivers].map((id) => api.get(withQuery(`/terminals/${enc(id)}/inbox/messages`, { limit: 1000 }))),
+        ...[...receivers].map((id) => api.get(
+          withQuery(`/terminals/${enc(id)}/inbox/messages`, { limit: 1000 }))),
       ]);
       if (left || mine !== loads) return;
       for (const event of history) if (event.terminal) team.remember(event.terminal);
@@ -142,8 +146,11 @@ export function mount(root, [wanted]) {
     row.cells.reason.textContent = visible(reason || message.last_error || '');
     row.cells.updated.textContent = clock(message.updated_at || message.created_at);
     fill(row.cells.actions,
-      RETRYABLE.has(state) ? h('button', { type: 'button', onclick: () => act(message.id, 'retry') }, 'Retry') : null,
-      CANCELLABLE.has(state) ? h('button', { type: 'button', class: 'danger', onclick: () => act(message.id, 'cancel') }, 'Cancel') : null);
+      RETRYABLE.has(state)
+        ? h('button', { type: 'button', onclick: () => act(message.id, 'retry') }, 'Retry') : null,
+      CANCELLABLE.has(state)
+        ? h('button', { type: 'button', class: 'danger', onclick: () => act(message.id, 'cancel') }, 'Cancel')
+        : null);
   }
 
   async function act(id, verb) {
@@ -174,9 +181,12 @@ export function mount(root, [wanted]) {
 function bodyCell(body) {
   const lines = String(body ?? '').split('\n').length;
   const more = lines > 1 ? ` (${lines} lines)` : '';
-  const details = h('details', { class: 'message' }, h('summary', {}, visible(firstLine(body, 120)), h('span', { class: 'dim' }, more)));
+  const details = h('details', { class: 'message' },
+    h('summary', {}, visible(firstLine(body, 120)), h('span', { class: 'dim' }, more)));
   details.addEventListener('toggle', () => {
-    if (details.open && !details.querySelector('.body')) details.append(h('div', { class: 'body' }, visible(body)));
+    if (details.open && !details.querySelector('.body')) {
+      details.append(h('div', { class: 'body' }, visible(body)));
+    }
   });
   return details;
 }
@@ -199,12 +209,14 @@ function describe(event) {
       text = `${event.terminal.agent_profile} ${event.terminal.id} removed`;
       break;
     case 'status':
-      text = `${label(event.terminal_id)} is ${event.status.replaceAll('_', ' ')}${event.evidence ? ` \u2014 ${event.evidence}` : ''}`;
+      text = `${label(event.terminal_id)} is ${event.status.replaceAll('_', ' ')}`;
+      if (event.evidence) text += ` \u2014 ${event.evidence}`;
       break;
     case 'message': {
       const m = event.message;
       const why = event.reason ? `: ${event.reason}` : '';
-      text = `message #${m.id} ${label(m.sender_id)} \u2192 ${label(m.receiver_id)} ${m.status}${why} \u2014 ${firstLine(m.message, 80)}`;
+      text = `message #${m.id} ${label(m.sender_id)} \u2192 ${label(m.receiver_id)} ${m.status}${why}`
+        + ` \u2014 ${firstLine(m.message, 80)}`;
       kind = `message-${m.status}`;
       break;
     }

@@ -11,7 +11,8 @@ export function mount(root) {
     h('ul', {},
       h('li', {}, 'Open the ', h('strong', {}, 'Console:'), ' link that ', h('code', {}, 'cao server'),
         ' printed when it started, or'),
-      h('li', {}, 'run ', h('code', {}, 'cao console --web'), ' on the server\u2019s machine: it prints a new link.')),
+      h('li', {}, 'run ', h('code', {}, 'cao console --web'),
+        ' on the server\u2019s machine: it prints a new link.')),
     h('p', { class: 'dim' }, 'A link works once, for ten minutes; the session it opens lasts a day.')));
   return () => {};
 }

@@ -54,13 +54,16 @@ export function mount(root) {
     if (sections.has(name)) return sections.get(name);
     const session = team.sessions.get(name) || { name };
     const tree = h('ul', { class: 'tree', 'aria-label': `terminals of ${name}` });
-    const section = h('section', { class: 'session', dataset: { session: name }, 'aria-label': `session ${name}` },
+    const where = session.working_directory;
+    const section = h('section',
+      { class: 'session', dataset: { session: name }, 'aria-label': `session ${name}` },
       h('header', { class: 'session-head' },
         h('h2', {}, name),
-        session.working_directory ? h('span', { class: 'dim', title: 'working directory' }, session.working_directory) : null,
+        where ? h('span', { class: 'dim', title: 'working directory' }, where) : null,
         h('span', { class: 'spacer' }),
         h('a', { class: 'button', href: `#/messages/${encodeURIComponent(name)}` }, 'Messages'),
-        h('button', { type: 'button', class: 'danger', onclick: () => act(() => stopSession(name)) }, 'Stop session')),
+        h('button', { type: 'button', class: 'danger', onclick: () => act(() => stopSession(name)) },
+          'Stop session')),
       tree);
     list.append(section);
     const entry = { section, tree };
@@ -136,7 +139,9 @@ export function mount(root) {
     // Workers whose caller was not known yet move under it.
     for (const [id, other] of rows) {
       const record = team.terminals.get(id);
-      if (record && record.caller_id === t.id && other.li.parentElement !== row.children) row.children.append(other.li);
+      if (record && record.caller_id === t.id && other.li.parentElement !== row.children) {
+        row.children.append(other.li);
+      }
     }
     // A caller waiting on it can now name it.
     for (const other of team.terminals.values()) if (other.handoffs.has(t.id)) update(other);

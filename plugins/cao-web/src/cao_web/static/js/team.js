@@ -7,7 +7,7 @@
 //   {kind: 'changed', terminal}                  its status, evidence, waits or delegation changed
 //   {kind: 'event', event}                       any event, after the model applied it
 
-import { api, enc, withQuery } from './api.js';
+import { api, ApiError, enc, withQuery } from './api.js';
 import { listen } from './live.js';
 
 const watchers = new Set();
@@ -78,7 +78,9 @@ export const team = {
       out.push({ kind: 'handoff', text: `handoff to ${team.label(worker)}`, since });
     }
     const pending = t.seeded ? t.pending.size : Math.max(t.pendingBase, t.pending.size);
-    if (pending) out.push({ kind: 'messages', text: `${pending} message${pending === 1 ? '' : 's'} pending` });
+    if (pending) {
+      out.push({ kind: 'messages', text: `${pending} message${pending === 1 ? '' : 's'} pending` });
+    }
     if (t.status === 'waiting_user_answer') {
       out.push({ kind: 'prompt', text: 'a prompt awaiting an answer', since: t.since });
     }
@@ -117,8 +119,12 @@ async function resync(gen) {
   let snapshot;
   try {
     snapshot = await api.get('/team');
-  } catch {
-    return; // a 401 shows the login page; anything else: the next connection reads again
+  } catch (error) {
+    // A 401 shows the login page. Anything else: read again shortly, events waiting meanwhile.
+    if (!(error instanceof ApiError && error.status === 401)) {
+      setTimeout(() => gen === generation && resync(gen), 2000);
+    }
+    return;
   }
   if (gen !== generation) return;
   adoptSnapshot(snapshot);
@@ -133,41 +139,40 @@ async function resync(gen) {
 }
 
 function adoptSnapshot(snapshot) {
-  sessions.clear();
-  terminals.clear();
-  messageStates.clear();
+  // What the previous stream left waiting for a terminal it never announced is older than the snapshot.
+  for (const table of [sessions, terminals, messageStates, early, delegations]) table.clear();
   for (const session of snapshot.sessions || []) {
     sessions.set(session.name, {
       name: session.name,
       status: session.status,
       working_directory: session.working_directory,
     });
-    for (const entry of session.terminals || []) adopt(entry, entry);
+    for (const entry of session.terminals || []) adopt(entry);
   }
 }
 
 let order = 0;
 
-function adopt(record, extra = {}) {
+/** A terminal into the model: a record from an event, or a snapshot's entry with its status and waits. */
+function adopt(record) {
+  const handoffs = (record.waiting_for || []).filter((wait) => wait.kind === 'handoff');
   const t = {
     ...record,
     order: order++,
-    evidence: extra.evidence ?? record.evidence ?? '',
-    since: extra.since ?? null,
-    delegation: extra.delegation ?? delegations.get(record.id) ?? null,
-    handoffs: new Map(),
+    evidence: record.evidence ?? '',
+    since: record.since ?? null,
+    delegation: record.delegation ?? delegations.get(record.id) ?? null,
+    handoffs: new Map(handoffs.map((wait) => [wait.worker_id, wait.since ?? null])),
     pending: new Set(),
-    pendingBase: extra.pending_messages ?? 0,
-    seeded: !extra.pending_messages,
+    pendingBase: record.pending_messages ?? 0,
+    seeded: !record.pending_messages,
   };
   delegations.delete(record.id);
-  for (const wait of extra.waiting_for || []) {
-    if (wait.kind === 'handoff') t.handoffs.set(wait.worker_id, wait.since ?? null);
-  }
   terminals.set(t.id, t);
   team.remember(t);
   if (!sessions.has(t.session_name)) {
-    sessions.set(t.session_name, { name: t.session_name, status: '', working_directory: t.working_directory });
+    sessions.set(t.session_name,
+      { name: t.session_name, status: '', working_directory: t.working_directory });
   }
   const status = early.get(t.id);
   if (status) {
@@ -184,7 +189,8 @@ async function seedPending(gen) {
   await Promise.all(unseeded.map(async (t) => {
     let rows;
     try {
-      rows = await api.get(withQuery(`/terminals/${enc(t.id)}/inbox/messages`, { status: 'pending', limit: 1000 }));
+      const path = `/terminals/${enc(t.id)}/inbox/messages`;
+      rows = await api.get(withQuery(path, { status: 'pending', limit: 1000 }));
     } catch {
       return;
     }
@@ -196,21 +202,23 @@ async function seedPending(gen) {
 }
 
 function applyStatus(t, event) {
-  const since = event.since ?? null;
   t.status = event.status;
   t.evidence = event.evidence ?? '';
-  t.since = since;
+  t.since = event.since ?? null;
 }
 
 function apply(event, { quiet = false } = {}) {
-  const change = applyToModel(event);
+  const changes = [];
+  const change = applyToModel(event, changes);
+  if (change) changes.push(change);
   if (!quiet) {
-    if (change) notify(change);
+    for (const each of changes) notify(each);
     notify({ kind: 'event', event });
   }
 }
 
-function applyToModel(event) {
+/** Apply one event; returns its change to the terminal it is about, and adds others' to `also`. */
+function applyToModel(event, also) {
   switch (event.event) {
     case 'terminal_created': {
       if (terminals.has(event.terminal.id)) return null;
@@ -221,9 +229,11 @@ function applyToModel(event) {
       if (!t) return null;
       terminals.delete(t.id);
       for (const other of terminals.values()) {
-        if (other.handoffs.delete(t.id)) notify({ kind: 'changed', terminal: other });
+        if (other.handoffs.delete(t.id)) also.push({ kind: 'changed', terminal: other });
       }
-      if (![...terminals.values()].some((o) => o.session_name === t.session_name)) sessions.delete(t.session_name);
+      if (![...terminals.values()].some((o) => o.session_name === t.session_name)) {
+        sessions.delete(t.session_name);
+      }
       return { kind: 'removed', terminal: t };
     }
     case 'status': {
@@ -254,7 +264,7 @@ function applyToModel(event) {
       const caller = terminals.get(event.caller_id);
       if (kind === 'handoff' && caller) {
         caller.handoffs.set(event.worker_id, event.at ?? null);
-        notify({ kind: 'changed', terminal: caller });
+        also.push({ kind: 'changed', terminal: caller });
       }
       return worker ? { kind: 'changed', terminal: worker } : null;
     }
@@ -265,7 +275,7 @@ function applyToModel(event) {
         worker.delegation = { ...worker.delegation, success: event.success, duration: event.duration };
       }
       const caller = terminals.get(event.caller_id);
-      if (caller && caller.handoffs.delete(event.worker_id)) notify({ kind: 'changed', terminal: caller });
+      if (caller && caller.handoffs.delete(event.worker_id)) also.push({ kind: 'changed', terminal: caller });
       return worker ? { kind: 'changed', terminal: worker } : null;
     }
     default:

@@ -34,7 +34,7 @@ export function mount(root, [id]) {
   function showStatus(record) {
     const t = team.terminals.get(id) || record;
     if (!t) return;
-    title.replaceChildren(h('strong', {}, t.agent_profile), h('span', { class: 'dim' }, ` ${t.provider} \u00b7 ${id}`));
+    fill(title, h('strong', {}, t.agent_profile), h('span', { class: 'dim' }, ` ${t.provider} \u00b7 ${id}`));
     const status = t.status || 'unknown';
     badge.className = `badge status-${status}`;
     badge.textContent = status.replaceAll('_', ' ');
@@ -85,7 +85,8 @@ export function mount(root, [id]) {
     };
     socket.onclose = async (event) => {
       if (left || mine !== socket) return;
-      closedWhy = event.reason ? `: ${event.reason}` : event.code === 1006 ? ' (the connection was lost)' : '';
+      const lost = event.code === 1006 ? ' (the connection was lost)' : '';
+      closedWhy = event.reason ? `: ${event.reason}` : lost;
       showClosed();
       // A stopped terminal closes its socket before the server forgets it: the removal event, or this
       // read, turns the banner into "stopped".
