@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,52 @@ def test_after_an_overflow_the_page_reads_the_team_again(console):
     with api(console.server) as http:
         http.delete(f"/sessions/{missed['session_name']}")
     page.locator(f'li.terminal[data-terminal-id="{missed["id"]}"]').wait_for(state="detached")
+
+
+def test_what_each_terminal_waits_for_and_what_agents_wrote_are_shown_as_text(console):
+    # A team the server could report, answered in place of GET /team: every kind of wait at once, and
+    # text from agents' screens holding markup and escape sequences.
+    now = time.time()
+    hostile = '<script>alert(4)</script><img src=x onerror="alert(5)"> \x1b[1mbold?'
+
+    def terminal(tid, profile, status, since, **fields):
+        return {"id": tid, "name": f"{profile}-{tid[:4]}", "session_name": "cao-shown",
+                "provider": "mock_cli", "agent_profile": profile, "working_directory": "/work",
+                "caller_id": None, "status": status, "evidence": "", "since": since, "pending_messages": 0,
+                "delegation": None, "waiting_for": [], **fields}
+
+    session = {"name": "cao-shown", "status": "detached", "working_directory": "/work", "terminals": [
+        terminal("aaaa0001", "lead", "waiting_user_answer", now - 130, evidence=hostile, pending_messages=2,
+                 waiting_for=[{"kind": "handoff", "worker_id": "aaaa0002", "since": now - 12},
+                              {"kind": "messages", "count": 2}, {"kind": "prompt", "since": now - 130}]),
+        terminal("aaaa0002", "writer", "processing", now - 12, caller_id="aaaa0001",
+                 delegation={"kind": "handoff", "caller_id": "aaaa0001", "started_at": now - 12}),
+        terminal("aaaa0003", "analyst", "idle", now - 3700, caller_id="aaaa0001",
+                 delegation={"kind": "assign", "caller_id": "aaaa0001", "started_at": now - 3800}),
+        terminal("aaaa0004", "orphan", "error", now - 5, caller_id="ffffffff"),
+    ]}
+    snapshot = {"at": now, "sessions": [session]}
+    console.page.route("**/team", lambda route: route.fulfill(json=snapshot))
+    # Which two messages are pending is read for the terminal that has some (later events count them).
+    pending = [{"id": n, "sender_id": "user", "receiver_id": "aaaa0001", "message": "m", "status": "pending"}
+               for n in (7, 8)]
+    console.page.route("**/terminals/aaaa0001/inbox/messages?*", lambda route: route.fulfill(json=pending))
+    console.log_in()
+    page = console.page
+    lead = page.locator('li.terminal[data-terminal-id="aaaa0001"]')
+    lead.wait_for()
+    row = lead.locator("> .row")
+    assert row.locator(".badge").inner_text() == "waiting user answer"
+    assert "for 2 min" in row.inner_text()
+    waits = row.locator(".waits").inner_text()
+    assert re.search(r"handoff to writer aaaa0002 \(1[23] s\)", waits), waits
+    assert "2 messages pending" in waits and "a prompt awaiting an answer (2 min)" in waits
+    assert "handed off by lead aaaa0001" in lead.locator('li[data-terminal-id="aaaa0002"]').inner_text()
+    analyst = lead.locator('li[data-terminal-id="aaaa0003"]')
+    assert "for 1 h" in analyst.inner_text() and "assigned by lead aaaa0001" in analyst.inner_text()
+    # A caller that is not in the session: the terminal is a root of the tree.
+    roots = page.locator('section[data-session="cao-shown"] > ul > li')
+    assert roots.evaluate_all("rows => rows.map(r => r.dataset.terminalId)") == ["aaaa0001", "aaaa0004"]
+    evidence = lead.locator("> .detail .evidence").inner_text()
+    assert evidence == hostile.replace("\x1b", "\u241b")
+    assert page.locator("main script, main img").count() == 0

@@ -3,7 +3,7 @@
 // events arrive, so a focused button keeps its focus.
 
 import { stopSession, stopTerminal } from './actions.js';
-import { duration, fill, h, span, toMs } from './dom.js';
+import { duration, fill, h, span, toMs, visible } from './dom.js';
 import { problem } from './page.js';
 import { team } from './team.js';
 
@@ -111,8 +111,9 @@ export function mount(root) {
     parts.badge.textContent = status.replaceAll('_', ' ');
     const since = toMs(t.since);
     parts.since.textContent = since === null ? '' : `for ${span(Date.now() - since)}`;
-    parts.evidence.textContent = t.evidence || '';
-    parts.evidence.title = t.evidence || '';
+    // Evidence quotes the agent's screen: its control characters are shown, not obeyed.
+    parts.evidence.textContent = visible(t.evidence || '');
+    parts.evidence.title = parts.evidence.textContent;
     const d = t.delegation;
     if (d && d.caller_id) {
       const how = d.kind === 'handoff' ? 'handed off by' : 'assigned by';
