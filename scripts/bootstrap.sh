@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything cao needs on a Debian-like machine that has nothing but python3 (3.11+):
-# tmux and chromium (apt-get; the web console's tests drive Debian's chromium, never a downloaded
-# browser), uv (from PyPI) and the workspace environment `.venv` (uv sync, locked, built on the
-# machine's own Python: uv never downloads an interpreter here).
+# tmux (apt-get), uv (from PyPI) and the workspace environment `.venv` (uv sync, locked, built on the
+# machine's own Python: uv never downloads an interpreter here). The tests need more, which
+# scripts/test installs through bootstrap_node and bootstrap_browser.
 #
 #   bash scripts/bootstrap.sh           install what is missing, then sync every workspace member
 #   bash scripts/bootstrap.sh --check   install nothing; exit 1 naming what is missing or out of date
@@ -137,7 +137,6 @@ _bootstrap_check() {
         missing+=("python3 >= 3.11")
     fi
     command -v tmux >/dev/null 2>&1 || missing+=("tmux")
-    command -v chromium >/dev/null 2>&1 || missing+=("chromium")
     if ! _bootstrap_find_uv; then
         missing+=("uv")
     elif ! (cd "$CAO_ROOT" && "$UV_BIN" "${_bootstrap_sync_args[@]}" --check >/dev/null 2>&1); then
@@ -171,12 +170,6 @@ bootstrap() {
             || _bootstrap_fail "tmux is missing and apt-get could not install it" \
                 "(needs root or sudo; see .tools/bootstrap.log)"
     fi
-    if ! command -v chromium >/dev/null 2>&1; then
-        # The fonts: a page's text needs them to render (and to be measured) in a headless browser.
-        _bootstrap_apt_install chromium fonts-liberation fonts-dejavu-core \
-            || _bootstrap_fail "chromium is missing and apt-get could not install it" \
-                "(needs root or sudo; see .tools/bootstrap.log)"
-    fi
     _bootstrap_find_uv || _bootstrap_install_uv
     local uv_dir
     uv_dir="$(dirname "$UV_BIN")"
@@ -196,6 +189,15 @@ bootstrap_node() {
     _bootstrap_apt_install nodejs npm \
         || _bootstrap_fail "npm is missing and apt-get could not install nodejs and npm" \
             "(the live agent-CLI tests need it; see .tools/bootstrap.log)"
+}
+
+bootstrap_browser() {
+    # The web console's tests drive Debian's chromium, never a downloaded browser. The fonts: a page's
+    # text needs them to render (and to be measured) in a headless browser.
+    command -v chromium >/dev/null 2>&1 && return 0
+    _bootstrap_apt_install chromium fonts-liberation fonts-dejavu-core \
+        || _bootstrap_fail "chromium is missing and apt-get could not install it" \
+            "(the web console's browser tests need it; see .tools/bootstrap.log)"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
