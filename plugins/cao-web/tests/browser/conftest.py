@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,8 +61,10 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from cao_testkit.tmux import private_tmux_socket
 
     folder = tmp_path_factory.mktemp("console")
-    home, work = folder / "home", folder / "work"
+    home = folder / "home"
     (home / "agent-store").mkdir(parents=True)
+    # The agents' folder shows on the pages (and in the screenshots of docs/console.md): a short one.
+    work = Path(tempfile.mkdtemp(prefix="cao-console-")) / "project"
     work.mkdir()
     for profile in ASSIGN.glob("*.md"):
         if profile.name != "README.md":
@@ -77,6 +80,7 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             yield server
         finally:
             server.close()
+            shutil.rmtree(work.parent, ignore_errors=True)
 
 
 class Console:

@@ -59,7 +59,7 @@ export function mount(root) {
       { class: 'session', dataset: { session: name }, 'aria-label': `session ${name}` },
       h('header', { class: 'session-head' },
         h('h2', {}, name),
-        where ? h('span', { class: 'dim', title: 'working directory' }, where) : null,
+        where ? h('span', { class: 'dim', title: `working directory: ${where}` }, shortPath(where)) : null,
         h('span', { class: 'spacer' }),
         h('a', { class: 'button', href: `#/messages/${encodeURIComponent(name)}` }, 'Messages'),
         h('button', { type: 'button', class: 'danger', onclick: () => act(() => stopSession(name)) },
@@ -188,4 +188,10 @@ export function mount(root) {
     stop();
     clearInterval(ticker);
   };
+}
+
+// A folder as its last two parts: the whole path is in the tooltip.
+function shortPath(path) {
+  const parts = path.split('/').filter(Boolean);
+  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : path;
 }
