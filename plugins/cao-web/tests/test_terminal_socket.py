@@ -11,6 +11,7 @@ import subprocess
 import httpx
 import pytest
 from cao_server.api_token import ensure_token
+from cao_testkit.processes import open_ptys
 from cao_testkit.serve import serve_in_thread
 from cao_testkit.waiting import wait_until
 from cao_tmux import viewer as tmux_viewer
@@ -73,17 +74,6 @@ class Console:
 
     def close(self):
         self.http.close()
-
-
-def _ptys():
-    """How many PTY masters this process holds (the server runs in one of its threads)."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == "/dev/ptmx"
-        except OSError:
-            continue
-    return count
 
 
 @pytest.fixture
@@ -152,16 +142,16 @@ def test_resize_changes_the_pane_as_tmux_reports_it(console):
 
 def test_closing_the_socket_ends_the_viewer_and_leaves_the_agent(console):
     tid = console.agent()["id"]
-    ptys = _ptys()
+    ptys = open_ptys()
     with console.socket(tid) as socket:
         socket.send(json.dumps({"type": "resize", "rows": 40, "cols": 120}))
         wait_until(lambda: console.pane(tid)[0] == "120x40", what="the viewer's size")
         assert console.viewer_processes() and console.viewer_sessions()
-        assert _ptys() == ptys + 1
+        assert open_ptys() == ptys + 1
 
     wait_until(lambda: not console.viewer_processes(), what="the viewer's processes to end")
     assert console.viewer_sessions() == []
-    wait_until(lambda: _ptys() == ptys, what="the PTY to be closed")
+    wait_until(lambda: open_ptys() == ptys, what="the PTY to be closed")
     # The agent runs on, in the size it was launched with, and answers.
     wait_until(lambda: console.pane(tid)[0] == "220x50", what="the launch size back")
     assert console.http.post(f"/terminals/{tid}/input", params={"message": "hi"}).status_code == 200

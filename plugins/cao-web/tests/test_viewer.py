@@ -5,28 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 import time
 
 import pytest
-from cao_testkit.processes import pid_alive
+from cao_testkit.processes import open_ptys, pid_alive
 from cao_testkit.waiting import wait_until
 from cao_web.viewer import Viewer
 
 
 def run(coroutine):
     return asyncio.run(asyncio.wait_for(coroutine, 30))
-
-
-def ptys():
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == "/dev/ptmx"
-        except OSError:
-            continue
-    return count
 
 
 @contextlib.asynccontextmanager
@@ -62,9 +51,9 @@ def test_output_is_read_as_drawn_and_input_typed_until_the_end():
             assert await viewer.end() == 0
             assert viewer.master == -1
 
-    held = ptys()
+    held = open_ptys()
     run(main())
-    assert ptys() == held
+    assert open_ptys() == held
 
 
 def test_a_new_size_is_told_to_the_program():
@@ -129,6 +118,6 @@ def test_a_program_that_cannot_start_holds_nothing():
         with pytest.raises(OSError):
             Viewer.start(["/nonexistent/viewer"], 24, 80)
 
-    held = ptys()
+    held = open_ptys()
     run(main())
-    assert ptys() == held
+    assert open_ptys() == held

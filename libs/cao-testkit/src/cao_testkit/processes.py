@@ -1,8 +1,9 @@
-"""Looking at processes from a test (Linux ``/proc``): whether one still runs."""
+"""Looking at processes from a test (Linux ``/proc``): whether one still runs, and how many PTYs this
+one holds."""
 
 from __future__ import annotations
 
-__all__ = ["pid_alive"]
+__all__ = ["open_ptys", "pid_alive"]
 
 
 def pid_alive(pid: int) -> bool:
@@ -14,3 +15,17 @@ def pid_alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in (b"Z", b"X")
+
+
+def open_ptys() -> int:
+    """How many PTY masters this process holds open: a test of a PTY's owner counts them before and
+    after, so a leaked one fails it."""
+    import os
+
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == "/dev/ptmx"
+        except OSError:
+            continue
+    return count

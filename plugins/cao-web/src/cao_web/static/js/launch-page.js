@@ -4,7 +4,7 @@
 import { stopSession, stopTerminal } from './actions.js';
 import { api, enc } from './api.js';
 import { fill, h } from './dom.js';
-import { problem } from './page.js';
+import { attempt, problem } from './page.js';
 import { team } from './team.js';
 
 let fieldCount = 0;
@@ -130,14 +130,7 @@ export function mount(root) {
       h('button', { type: 'button', class: 'danger',
         onclick: () => act(() => stopSession(stopping.session.value)) }, 'Stop session')));
 
-  async function act(action) {
-    note.textContent = '';
-    try {
-      await action();
-    } catch (error) {
-      problem(note, error);
-    }
-  }
+  const act = (action) => attempt(note, action);
 
   root.append(h('h1', {}, 'Launch and stop'), note,
     h('div', { class: 'cards' }, startForm, workerForm, inputForm, stopForm));

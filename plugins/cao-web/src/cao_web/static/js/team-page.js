@@ -4,7 +4,7 @@
 
 import { stopSession, stopTerminal } from './actions.js';
 import { duration, fill, h, span, toMs, visible } from './dom.js';
-import { problem } from './page.js';
+import { attempt } from './page.js';
 import { team } from './team.js';
 
 const TICK_MS = 5000;
@@ -164,14 +164,7 @@ export function mount(root) {
     empty();
   }
 
-  async function act(action) {
-    note.textContent = '';
-    try {
-      await action();
-    } catch (error) {
-      problem(note, error);
-    }
-  }
+  const act = (action) => attempt(note, action);
 
   const stop = team.watch((change) => {
     if (change.kind === 'reset') rebuild();
