@@ -27,7 +27,6 @@ from cao_hookspecs.names import (
     TERMINAL_ID_PATTERN,
     TEXT_RE,
     json_pattern,
-    with_prefix,
 )
 
 from . import validation, wire
@@ -376,7 +375,7 @@ async def team(ctx: Context, call: Call) -> Any:
     kernel, wanted = ctx.kernel, call.args["session"]
     sessions = await kernel.list_sessions()
     if wanted:
-        name = _session_filter(wanted)
+        name = validation.session_filter(wanted)
         sessions = [info for info in sessions if info.name == name]
     delegations = ctx.events.delegations() if ctx.events is not None else {}
     members = await asyncio.gather(*(_members(kernel, info.name) for info in sessions))
@@ -385,12 +384,6 @@ async def team(ctx: Context, call: Call) -> Any:
         teammates = await asyncio.gather(*(_teammate(kernel, t, delegations) for t in terminals))
         rows.append({**wire.session_json(info), "terminals": [t for t in teammates if t is not None]})
     return {"at": time.time(), "sessions": rows}
-
-
-def _session_filter(raw: str) -> str:
-    """A session named in a filter, with the prefix the kernel adds to every name (``team`` and
-    ``cao-team`` are the same session)."""
-    return with_prefix(validation.session_name(raw))
 
 
 async def _members(kernel: Any, session: str) -> list[Terminal]:
@@ -430,7 +423,7 @@ async def events_history(ctx: Context, call: Call) -> Any:
 
     if ctx.events is None:
         raise NotSupported("this server's kernel does not publish events")
-    session = _session_filter(call.args["session"]) if call.args["session"] else None
+    session = validation.session_filter(call.args["session"]) if call.args["session"] else None
     return Response(ctx.events.history(session, call.args["limit"]), media_type="application/json")
 
 

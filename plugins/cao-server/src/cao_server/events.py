@@ -291,16 +291,14 @@ def events_endpoint(hub: EventHub | None) -> Any:
 
         from cao_hookspecs.errors import InvalidInput
 
-        from cao_hookspecs.names import with_prefix
-
-        from .validation import session_name
+        from .validation import session_filter
 
         if hub is None:
             return JSONResponse({"detail": "this server's kernel does not publish events", "error": "NotSupported"},
                                 status_code=501)
         raw = request.query_params.get("session")
         try:
-            session = with_prefix(session_name(raw)) if raw else None
+            session = session_filter(raw) if raw else None
         except InvalidInput as exc:
             return JSONResponse({"detail": str(exc), "error": "InvalidInput"}, status_code=400)
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}

@@ -26,7 +26,7 @@ import hmac
 import json
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from .logins import CSRF_HEADER, SESSION_COOKIE, Logins
@@ -106,6 +106,13 @@ class HostGuard:
         await self.app(scope, receive, send)
 
 
+class Credential(NamedTuple):
+    """What let a request in. ``csrf`` is the value a browser session's writes must echo in
+    ``X-CAO-CSRF``; None for the token, or when no token is required."""
+
+    csrf: str | None = None
+
+
 class RequestGuard:
     """Refuse cross-origin state changes (403) and, when required, requests without the token (401)."""
 
@@ -120,21 +127,16 @@ class RequestGuard:
         self.logins = logins
         self.public = tuple(public)
 
-    def _credential(self, scope: Scope) -> str | None:
-        """How the request proves itself: ``"open"`` when no token is required, ``"token"``, the CSRF
-        value its session cookie expects, or None."""
+    def _credential(self, scope: Scope) -> Credential | None:
+        """What lets the request in (the token, a browser session, or nothing needed), or None."""
         if self.token is None:
-            return "open"
+            return Credential()
         scheme, _, value = (_header(scope, b"authorization") or "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token):
-            return "token"
+            return Credential()
         session = _cookie(scope, SESSION_COOKIE) if self.logins is not None else None
         csrf = self.logins.csrf_of(session) if self.logins is not None and session else None
-        return f"csrf:{csrf}" if csrf else None
-
-    def _authorized(self, scope: Scope) -> bool:
-        """Whether the request carries the token (always, when none is required)."""
-        return self._credential(scope) is not None
+        return Credential(csrf=csrf) if csrf else None
 
     def _is_public(self, method: str, path: str) -> bool:
         return (method, path) in OPEN_ROUTES or (
@@ -158,8 +160,7 @@ class RequestGuard:
             origin = _header(scope, b"origin")
             foreign = origin is not None and not self.origin_allowed(origin, _header(scope, b"host") or "")
             credential = self._credential(scope)
-            by_cookie = credential is not None and credential.startswith("csrf:")
-            if foreign or credential is None or (by_cookie and origin is None):
+            if foreign or credential is None or (credential.csrf is not None and origin is None):
                 await refuse_websocket(send)
                 return
             await self.app(scope, receive, send)
@@ -177,8 +178,8 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         credential = self._credential(scope)
-        if credential is not None and credential.startswith("csrf:") and method in UNSAFE_METHODS:
-            if not Logins.csrf_matches(credential[5:], _header(scope, CSRF_HEADER.encode())):
+        if credential is not None and credential.csrf is not None and method in UNSAFE_METHODS:
+            if not Logins.csrf_matches(credential.csrf, _header(scope, CSRF_HEADER.encode())):
                 await send_error(
                     send, 403, "missing or wrong X-CAO-CSRF header: a browser session must echo its "
                     "cao_csrf cookie on every request that changes state", "Forbidden",

@@ -26,6 +26,12 @@ profile_name = names.profile_name
 key = names.key
 
 
+def session_filter(value: str) -> str:
+    """A session named in a filter (``?session=``), checked and with the prefix the kernel adds to every
+    name: ``team`` and ``cao-team`` are the same session."""
+    return names.with_prefix(session_name(value))
+
+
 def text_size(value: str, *, what: str, limit: int = MAX_INPUT_BYTES) -> str:
     size = len(value.encode("utf-8"))
     if size > limit:
@@ -42,6 +48,7 @@ __all__ = [
     "TERMINAL_ID_RE",
     "key",
     "profile_name",
+    "session_filter",
     "session_name",
     "terminal_id",
     "text_size",
