@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         DeliveryReceipt,
         InboxStoreSpec,
         Message,
+        Prompt,
         ProviderSpec,
         StatusReport,
         Terminal,
@@ -25,6 +26,11 @@ if TYPE_CHECKING:
 @hookimpl(trylast=True)
 def cao_detect_status(terminal: Terminal, screen: str, provider: ProviderSpec) -> StatusReport:
     return provider.detect_status(screen)
+
+
+@hookimpl(trylast=True)
+def cao_read_prompt(terminal: Terminal, screen: str, provider: ProviderSpec) -> Prompt | None:
+    return provider.read_prompt(screen) if provider.read_prompt is not None else None
 
 
 @hookimpl(trylast=True)

@@ -199,6 +199,16 @@ def _container(key: str, value: Any) -> str | None:
     return None
 
 
+def _prompt_policy(value: Any) -> tuple[Any, str | None]:
+    from cao_hookspecs.prompt_policy import parse_policy
+
+    try:
+        parse_policy(value, "promptPolicy")
+    except InvalidInput as exc:
+        return None, str(exc).removeprefix("promptPolicy: ")
+    return value, None
+
+
 # frontmatter key -> (AgentProfile attribute, check). Order is the serializer's key order.
 FIELDS: dict[str, tuple[str, Check]] = {
     "name": ("name", _string(optional=False)),
@@ -229,6 +239,7 @@ FIELDS: dict[str, tuple[str, Check]] = {
     "codexConfig": ("codex_config", _mapping()),
     "claudeConfig": ("claude_config", _mapping()),
     "hermesProfile": ("hermes_profile", _string()),
+    "promptPolicy": ("prompt_policy", _prompt_policy),
     "provider_init_timeout": ("provider_init_timeout", _positive_int),
     "container": ("container", _mapping(entry=_container)),
 }

@@ -29,6 +29,11 @@ What a subclass may set besides the three required attributes:
   ``ValueError`` on every screen that is not completed; set it false for a CLI whose extractor returns
   an earlier turn's answer while a new turn runs. Either way it may raise nothing but ``ValueError``.
 - ``hypothesis_examples``: examples per property (kept small so the kit runs in seconds).
+
+Prompts. ``read_prompt`` must read every waiting screen into the ``prompt`` its manifest entry expects
+(``null`` for a screen no answer can be typed into), and find no prompt on any other screen. On recorded
+versions, every option of every recorded prompt has a screen captured after pressing its keys
+(``answers``) that no longer shows that prompt, and every kind of prompt is recorded at two sizes.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ import pytest
 from cao_hookspecs import ProviderSpec, StatusReport, TerminalStatus
 from cao_hookspecs.names import PROFILE_NAME_RE
 
+from .prompt_expect import prompt_differences
 from .screens import RecordedScreen, ScreensVersion, load_screens, manifest_problems
 
 __all__ = ["ProviderConformance", "insert_above_last_block", "load_provider"]
@@ -469,6 +475,115 @@ class ProviderConformance:
 
         check()
 
+    # -- prompts ---------------------------------------------------------------------------------------
+
+    def _read_prompt(self) -> Callable[[str], Any]:
+        reader = self.spec.read_prompt
+        assert reader is not None, (f"{self.provider_name}: the provider has no read_prompt: a waiting "
+                                    "terminal's prompt cannot be shown or answered by option")
+        return reader
+
+    def test_prompt_reads_as_recorded(self, recorded_screen: RecordedScreen | None) -> None:
+        """A waiting screen reads into the prompt its manifest expects; any other screen into none."""
+        self._fail_if_none(recorded_screen, f"no recorded screens under {self.screens_dir}")
+        screen = recorded_screen
+        assert screen is not None
+        read = self._read_prompt()(screen.text)
+        if screen.status != TerminalStatus.WAITING_USER_ANSWER.value:
+            assert read is None, (f"{screen.id}: a {screen.status} screen read as a prompt {read!r}; the "
+                                  f"screen's last rows:\n{_tail(screen.text)}")
+            return
+        assert screen.has_prompt, (f"{screen.id}: a waiting screen without a 'prompt' in its manifest entry "
+                                   "(the record read_prompt must give, or null)")
+        if screen.prompt is None:
+            assert read is None, f"{screen.id}: expected no readable prompt, read {read!r}"
+            return
+        problems = prompt_differences(screen.prompt, read)
+        assert not problems, (f"{screen.id}: the prompt read differs from the recorded one:\n  "
+                              + "\n  ".join(problems) + f"\nthe screen's last rows:\n{_tail(screen.text)}")
+
+    def test_every_prompt_option_is_answered_on_record(self, screens_version: ScreensVersion | None) -> None:
+        """Each option of each recorded prompt was pressed with the keys read_prompt gives it now, and the
+        screen captured after that no longer shows the prompt."""
+        self._fail_if_none(screens_version, f"no version folder under {self.screens_dir}")
+        assert screens_version is not None
+        if screens_version.source == "documented":
+            return  # documentation shows screens, not what keys do to them
+        reader = self._read_prompt()
+        answered: dict[tuple[str, int], RecordedScreen] = {}
+        for screen in screens_version.screens:
+            if screen.answers is not None:
+                answered[(screen.answers["screen"], screen.answers["option"])] = screen
+        problems = []
+        for screen in screens_version.screens:
+            if not screen.prompt:
+                continue
+            prompt = reader(screen.text)
+            if prompt is None:
+                continue  # reported by test_prompt_reads_as_recorded
+            for number, option in enumerate(prompt.options, 1):
+                after = answered.get((screen.name, number))
+                if after is None:
+                    problems.append(f"{screen.id}: option {number} ({option.label!r}) has no screen recorded "
+                                    "after pressing its keys")
+                    continue
+                if list(option.keys) != list(after.answers["keys"]):
+                    problems.append(f"{after.id}: recorded after pressing {after.answers['keys']}, but option "
+                                    f"{number} is now picked with {list(option.keys)} (record it again)")
+                still = reader(after.text) if after.status == TerminalStatus.WAITING_USER_ANSWER.value else None
+                if still is not None and still.fingerprint == prompt.fingerprint:
+                    problems.append(f"{after.id}: option {number}'s keys left the prompt on screen")
+        assert not problems, "\n".join(problems)
+
+    def test_prompt_kinds_are_recorded_at_two_sizes(self, screens_version: ScreensVersion | None) -> None:
+        """Every kind of prompt a recorded version shows is recorded at two terminal sizes."""
+        self._fail_if_none(screens_version, f"no version folder under {self.screens_dir}")
+        assert screens_version is not None
+        if screens_version.source == "documented":
+            return
+        sizes: dict[str, set[tuple[int, int]]] = {}
+        for screen in screens_version.screens:
+            if screen.prompt and screen.size is not None:
+                sizes.setdefault(str(screen.prompt.get("kind")), set()).add(screen.size)
+        short = {kind: sorted(found) for kind, found in sizes.items() if len(found) < 2}
+        assert not short, f"{screens_version.version}: prompt kinds recorded at one size only: {short}"
+
+    def test_prompt_reader_never_raises_on_any_text(self) -> None:
+        """On arbitrary text read_prompt returns a Prompt or None, never raises."""
+        from hypothesis import HealthCheck, given, settings
+
+        reader = self._read_prompt()
+
+        @settings(max_examples=self.hypothesis_examples, deadline=None, database=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
+        @given(text=_strategies())
+        def check(text: str) -> None:
+            _check_prompt(reader, text, "arbitrary text")
+
+        check()
+
+    def test_no_prompt_on_edited_prompt_free_screens(self) -> None:
+        """Recorded screens that show no prompt, with rows deleted, duplicated, cut or random rows added,
+        still show none; edited prompt screens read without raising."""
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import strategies as st
+
+        reader = self._read_prompt()
+        screens = self.screens()
+        assert screens, f"{self.provider_name}: no recorded screens under {self.screens_dir}"
+
+        @settings(max_examples=self.hypothesis_examples, deadline=None, database=None,
+                  suppress_health_check=[HealthCheck.too_slow])
+        @given(screen=st.sampled_from(screens), edits=_mutations())
+        def check(screen: RecordedScreen, edits: list[tuple[str, int, int, str]]) -> None:
+            edited = _apply(screen.text, edits)
+            read = _check_prompt(reader, edited, f"{screen.id} after edits {edits!r}")
+            if screen.status != TerminalStatus.WAITING_USER_ANSWER.value:
+                assert read is None, (f"{screen.id} after edits {edits!r}: a prompt-free screen read as a "
+                                      f"prompt {read!r}:\n{_tail(edited)}")
+
+        check()
+
     def test_extractor_raises_only_value_error_on_any_text(self) -> None:
         """On arbitrary text the extractor returns a string or raises ValueError, nothing else."""
         from hypothesis import HealthCheck, given, settings
@@ -494,6 +609,19 @@ def _check_report(spec: ProviderSpec, text: str, what: str) -> None:
     assert isinstance(report.status, TerminalStatus)
     assert report.evidence.strip(), (f"detect_status gave empty evidence ({report.status.value}) on {what}: "
                                      f"{text[:300]!r}")
+
+
+def _check_prompt(reader: Callable[[str], Any], text: str, what: str) -> Any:
+    from cao_hookspecs import Prompt
+
+    try:
+        read = reader(text)
+    except Exception as exc:
+        raise AssertionError(f"read_prompt raised {type(exc).__name__}: {exc} on {what}: {text[:300]!r}") from exc
+    assert read is None or isinstance(read, Prompt), f"read_prompt returned {type(read).__name__} on {what}"
+    if read is not None:
+        assert read.options or read.free_text, f"read_prompt gave a prompt with no option and no text on {what}"
+    return read
 
 
 def _check_extraction(spec: ProviderSpec, text: str, what: str) -> None:

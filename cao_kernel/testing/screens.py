@@ -9,7 +9,16 @@ printed) and ``manifest.json``::
      "screens": {"<name>": {"status": "completed", "size": [220, 50],
                             "last_message": "...",   # completed screens only
                             "dialog": "...",         # start-up dialog screens only
+                            "prompt": {...},         # waiting screens only: the prompt it shows
+                            "answers": {...},        # a screen recorded after answering a prompt
                             "note": "..."}}}
+
+``prompt`` is the record ``read_prompt`` must give, in its wire form (``kind``, ``question``, ``title``,
+``tool``, ``arguments``, ``arguments_complete``, ``options`` as ``label``/``keys``/``effect``/
+``description``/``takes_text``, ``default``, ``free_text``); keys left out are not compared, and
+``null`` says the screen waits on something no reader can type an answer for. ``answers`` is
+``{"screen": "<prompt screen>", "option": <n>, "keys": [...]}``: this screen was captured after pressing
+``keys`` on that screen's prompt, to pick option ``n`` (from 1).
 
 :func:`load_screens` reads every version folder without judging it (a broken manifest must still let
 the rest of a test module collect); :func:`manifest_problems` lists what is wrong with one, each
@@ -40,7 +49,7 @@ __all__ = [
 MANIFEST = "manifest.json"
 SOURCES = ("recorded", "documented")
 TOP_KEYS = ("package", "version", "version_output", "source", "recorded_with", "screens")
-SCREEN_KEYS = ("status", "size", "last_message", "dialog", "note")
+SCREEN_KEYS = ("status", "size", "last_message", "dialog", "prompt", "answers", "note")
 _STATUSES = tuple(status.value for status in TerminalStatus)
 
 
@@ -57,6 +66,11 @@ class RecordedScreen:
     last_message: str | None = None
     dialog: str | None = None
     note: str = ""
+    #: The manifest's ``prompt``: absent (``has_prompt`` False), None, or the expected record.
+    prompt: dict[str, Any] | None = None
+    has_prompt: bool = False
+    answers: dict[str, Any] | None = None
+    size: tuple[int, int] | None = None
 
     @property
     def id(self) -> str:
@@ -115,12 +129,16 @@ def _screens_of(folder: Path, manifest: dict[str, Any]) -> tuple[RecordedScreen,
             continue
         last_message = entry.get("last_message")
         dialog = entry.get("dialog")
+        prompt, answers, size = entry.get("prompt"), entry.get("answers"), entry.get("size")
         found.append(RecordedScreen(
             version=folder.name, name=name, source=str(source), text=path.read_text(encoding="utf-8"),
             status=str(entry.get("status")),
             last_message=last_message if isinstance(last_message, str) else None,
             dialog=dialog if isinstance(dialog, str) else None,
             note=str(entry.get("note") or ""),
+            prompt=prompt if isinstance(prompt, dict) else None, has_prompt="prompt" in entry,
+            answers=answers if isinstance(answers, dict) else None,
+            size=tuple(size) if isinstance(size, list) and len(size) == 2 else None,
         ))
     return tuple(found)
 
@@ -226,4 +244,28 @@ def manifest_problems(version: ScreensVersion, dialog_names: Iterable[str]) -> l
                             f"(declared: {declared})")
         if "note" in entry and not isinstance(entry["note"], str):
             problems.append(f"{where}: 'note' must be a string")
+        if "prompt" in entry:
+            if status != TerminalStatus.WAITING_USER_ANSWER.value:
+                problems.append(f"{where}: 'prompt' is given on a {status!r} screen; only waiting screens "
+                                "show one")
+            if entry["prompt"] is not None and not isinstance(entry["prompt"], dict):
+                problems.append(f"{where}: 'prompt' must be an object (the expected record) or null")
+        if "answers" in entry:
+            problems.extend(_answers_problems(where, entry["answers"], entries))
+    return problems
+
+
+def _answers_problems(where: str, answers: Any, entries: dict[str, Any]) -> list[str]:
+    if not isinstance(answers, dict) or set(answers) != {"screen", "option", "keys"}:
+        return [f"{where}: 'answers' must be {{\"screen\": ..., \"option\": n, \"keys\": [...]}}"]
+    problems = []
+    target = entries.get(answers["screen"])
+    if not isinstance(target, dict) or not isinstance(target.get("prompt"), dict):
+        problems.append(f"{where}: 'answers' names screen {answers['screen']!r}, which has no 'prompt'")
+    option = answers["option"]
+    if isinstance(option, bool) or not isinstance(option, int) or option < 1:
+        problems.append(f"{where}: 'answers' option must be a number from 1, got {option!r}")
+    keys = answers["keys"]
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k for k in keys):
+        problems.append(f"{where}: 'answers' keys must be the list of keys pressed, got {keys!r}")
     return problems

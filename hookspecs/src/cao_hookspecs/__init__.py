@@ -21,6 +21,8 @@ from .errors import (
     Vetoed,
 )
 from .markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl
+from .prompts import *  # noqa: F403
+from .prompts import __all__ as _prompts_all
 from .protocols import InboxStore, KernelAPI, TerminalBackend
 from .types import *  # noqa: F403
 from .types import __all__ as _types_all
@@ -46,6 +48,7 @@ __all__ = [
     "KernelAPI",
     "TerminalBackend",
     "hookimpl",
+    *_prompts_all,
     *_types_all,
 ]
 

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
         DeliveryReceipt,
         Message,
         MessageDraft,
+        OpenPrompt,
+        PromptDecision,
+        PromptEvent,
         SessionInfo,
         StatusReport,
         Terminal,
@@ -32,6 +35,35 @@ if TYPE_CHECKING:
 
 
 # -- before: veto or rewrite -------------------------------------------------------------------------
+
+
+@_hookspec(firstresult=True)
+def cao_decide_prompt(terminal: Terminal, prompt: OpenPrompt) -> PromptDecision | None:
+    """Decide how a prompt that just opened is answered, before any policy rule is looked at.
+
+    Kind: lookup, ``firstresult=True``: the first non-None decision wins; when every plugin returns
+    None, the session's, the profile's and the settings' policy rules decide, and a prompt none of them
+    answers waits for a person. A plugin brings its own policy engine this way.
+
+    :param terminal: the waiting terminal (its ``caller_id`` leads to its supervisor).
+    :param prompt: the prompt, with the id an answer names and the options an answer picks from.
+    :return: a :class:`~cao_hookspecs.prompts.PromptDecision`: an option (and text) to answer with,
+        or ``ask=True`` to leave the prompt to a person whatever the rules say; None to let the next
+        plugin and then the rules decide. ``by`` names the decider in the audit trail.
+
+    Errors: an exception is logged and counts as None. A decision naming an option the prompt lacks is
+    refused (recorded as such) and the prompt waits for a person. Called on the kernel's event loop:
+    return quickly.
+
+    Stability: provisional since 0.2.
+
+    Example::
+
+        @hookimpl
+        def cao_decide_prompt(terminal, prompt):
+            if prompt.prompt.tool == "Bash" and prompt.prompt.arguments.get("command") == "make test":
+                return PromptDecision(by="plugin:ci-rules", option=prompt.prompt.numbers_with("allow")[0])
+    """
 
 
 @_hookspec
@@ -246,6 +278,29 @@ def cao_after_status_changed(terminal: Terminal, old: StatusReport, new: StatusR
         def cao_after_status_changed(terminal, new):
             if new.status == "waiting_user_answer":
                 notify(f"{terminal.name} needs you")
+    """
+
+
+@_hookspec
+def cao_after_prompt(event: PromptEvent) -> None:
+    """Something happened to a prompt: it opened, was answered, an answer was refused, it escalated
+    after its timeout, or it left the screen.
+
+    Kind: observer. Fired once per event, in order, after the event is in the terminal's audit trail.
+
+    :param event: ``event.kind`` says what happened; ``event.prompt`` is the prompt (its id, terminal
+        and record); ``by``, ``option``, ``text`` and ``detail`` say who answered what, or why not.
+
+    Errors: an exception is logged; the prompt is unaffected.
+
+    Stability: provisional since 0.2.
+
+    Example::
+
+        @hookimpl
+        def cao_after_prompt(event):
+            if event.kind == "opened":
+                post(f"{event.prompt.prompt.question} -> cao terminal answer {event.prompt.terminal_id}")
     """
 
 

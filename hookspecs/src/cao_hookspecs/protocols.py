@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from .prompts import PromptEvent
 from .types import (
     AgentProfile,
     CreateTerminalRequest,
@@ -252,7 +254,44 @@ class KernelAPI(Protocol):
 
     async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult: ...
 
-    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None: ...
+    async def answer_user_prompt(
+        self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None
+    ) -> PromptEvent | None:
+        """Upstream's answer: ``answer`` is an option's number, key or label of the open prompt, or text
+        for a prompt that takes text. On a waiting terminal whose prompt could not be read, the text is
+        typed and Enter pressed (None is returned). Otherwise as :meth:`answer_prompt`."""
+        ...
+
+    async def answer_prompt(
+        self, terminal_id: str, *, option: int | None = None, text: str | None = None,
+        prompt_id: str | None = None, by: str = "person", as_terminal: str | None = None,
+    ) -> PromptEvent:
+        """Answer the prompt open on ``terminal_id``: press option ``option``'s keys (numbered from 1),
+        then type ``text`` if given (the option must take text, or the prompt must; with no option the
+        first that takes text is used). Returns the ``answered`` event once the prompt has left the
+        screen.
+
+        ``prompt_id`` names the prompt meant; when another prompt (or none) is open, or it was answered
+        already, ``Conflict`` is raised and nothing is typed. ``as_terminal``: a supervisor answering for
+        a worker; it must have started the worker (directly or through its workers), and the policies
+        must let supervisors answer (``by`` is then ``terminal:<id>``). ``by`` names a person (or a
+        program) in the audit trail otherwise. ``InvalidInput`` for an option that does not exist or
+        text the prompt cannot take; ``Vetoed`` when a policy denies what was asked for; ``Timeout`` when
+        the keys went in but the prompt stayed on screen (it is then open again under a new id).
+        """
+        ...
+
+    async def prompt_history(self, terminal_id: str, *, limit: int = 200) -> list[PromptEvent]:
+        """The terminal's prompt audit trail, oldest first (at most ``limit`` latest entries). Kept after
+        the terminal is gone; ``NotFound`` when nothing was ever recorded for an unknown terminal."""
+        ...
+
+    async def set_prompt_policy(self, session_name: str, policy: Mapping[str, Any] | None) -> None:
+        """Set (None: remove) the prompt policy of a session; it applies to every terminal of the session
+        before their profiles' policies. ``InvalidInput`` names what is wrong with ``policy``."""
+        ...
+
+    async def get_prompt_policy(self, session_name: str) -> Mapping[str, Any] | None: ...
 
     # profiles, providers and plugin tools
     async def list_profiles(self) -> list[AgentProfile]: ...

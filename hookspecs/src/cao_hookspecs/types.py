@@ -13,6 +13,8 @@ from typing import Any, TypedDict
 
 import attrs
 
+from .prompts import OpenPrompt, Prompt
+
 __all__ = [
     "AgentProfile",
     "BackendSpec",
@@ -105,12 +107,15 @@ class StatusReport:
     """A detector's reading of one screen.
 
     ``evidence`` names the rule that matched (for logs, ``cao session status`` and bug reports);
-    ``since`` is filled by the kernel with the time the status was first seen.
+    ``since`` is filled by the kernel with the time the status was first seen. ``prompt``: on a
+    ``waiting_user_answer`` reading, the prompt shown, when the detector read it (else the kernel asks
+    ``cao_read_prompt``).
     """
 
     status: TerminalStatus = attrs.field(converter=TerminalStatus)
     evidence: str = ""
     since: float | None = None
+    prompt: Prompt | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -190,6 +195,7 @@ class AgentProfile:
     codex_config: Mapping[str, Any] | None = None
     claude_config: Mapping[str, Any] | None = None
     hermes_profile: str | None = None
+    prompt_policy: Mapping[str, Any] | None = None
     provider_init_timeout: int | None = None
     container: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
@@ -202,7 +208,8 @@ class Terminal:
     """One agent running in one terminal (a tmux window for the tmux backend).
 
     ``id`` is 8 lowercase hex characters, ``name`` the window name (``<profile>-<4 hex>``),
-    ``caller_id`` the terminal that created it through handoff or assign.
+    ``caller_id`` the terminal that created it through handoff or assign. ``prompt`` is the prompt the
+    agent waits on, while its status is ``waiting_user_answer`` and the prompt could be read.
     """
 
     id: str
@@ -216,6 +223,7 @@ class Terminal:
     created_at: float = 0.0
     status: TerminalStatus = attrs.field(default=TerminalStatus.UNKNOWN, converter=TerminalStatus)
     backend: str = "tmux"
+    prompt: OpenPrompt | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -330,6 +338,10 @@ class ProviderSpec:
       parentheses) and prefers the status over the screen until input is sent or the screen shows
       something newer (see ``cao_kernel.status``). The kernel reads screens as usual, so a CLI whose
       hooks are off still works.
+    - ``read_prompt(screen) -> Prompt | None``, optional: the prompt a ``waiting_user_answer`` screen
+      shows (permission, question, menu, start-up dialog), with every option's keys as they pick it from
+      that screen; None when the screen shows no prompt the provider can read. It must never raise, and
+      never find a prompt on a screen that shows none (scrollback of an answered prompt included).
     """
 
     name: str
@@ -348,6 +360,7 @@ class ProviderSpec:
     binary_env: str | None = None
     model_endpoint: Callable[[Mapping[str, str]], str | None] | None = None
     native_signal: Callable[[str, Mapping[str, Any]], StatusReport | None] | None = None
+    read_prompt: Callable[[str], Prompt | None] | None = None
 
 
 @attrs.frozen(kw_only=True)

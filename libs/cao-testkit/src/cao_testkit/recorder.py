@@ -59,14 +59,26 @@ EditFile = Callable[[str, str], str]
 Sign = Callable[[str], bool]
 
 
+_NO_PROMPT = object()
+
+
 def screen_entry(status: str, size: Sequence[int], *, last_message: str | None = None,
-                 dialog: str | None = None, note: str = "") -> dict[str, Any]:
-    """One screen's manifest entry: only the fields that say something, in the manifest's order."""
+                 dialog: str | None = None, note: str = "", prompt: Any = _NO_PROMPT,
+                 answers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One screen's manifest entry: only the fields that say something, in the manifest's order.
+    ``prompt`` (a ``Prompt``, or None for a waiting screen no answer can be typed into) is written in the
+    manifest's form; ``answers`` as given."""
     entry: dict[str, Any] = {"status": status, "size": list(size)}
     if last_message is not None:
         entry["last_message"] = last_message
     if dialog is not None:
         entry["dialog"] = dialog
+    if prompt is not _NO_PROMPT:
+        from cao_kernel.testing.prompt_expect import prompt_as_manifest
+
+        entry["prompt"] = None if prompt is None else prompt_as_manifest(prompt)
+    if answers is not None:
+        entry["answers"] = dict(answers)
     if note:
         entry["note"] = note
     return entry
@@ -238,12 +250,14 @@ class ScreenRecorder:
         return None
 
     def save(self, name: str, screen: str, status: str, *, last_message: str | None = None,
-             dialog: str | None = None, note: str = "") -> None:
-        """Write the screen as ``<name>.txt`` and its manifest entry, at the current terminal's size."""
+             dialog: str | None = None, note: str = "", prompt: Any = _NO_PROMPT,
+             answers: Mapping[str, Any] | None = None) -> None:
+        """Write the screen as ``<name>.txt`` and its manifest entry, at the current terminal's size
+        (``prompt`` and ``answers`` as :func:`screen_entry` takes them)."""
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / f"{name}.txt").write_text(screen + "\n", encoding="utf-8")
         self.manifest[name] = screen_entry(status, self.size, last_message=last_message, dialog=dialog,
-                                           note=note)
+                                           note=note, prompt=prompt, answers=answers)
         print(f"  {name}: {status}")
 
     def type(self, text: str, *, enter: bool = True) -> None:

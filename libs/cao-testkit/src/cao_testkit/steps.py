@@ -5,12 +5,17 @@ Each step saves its screens under the names every provider's manifest uses for t
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
 
 from .models.script import Answer, Failure, hold, reply
 from .recorder import ScreenRecorder, Sign
 
-__all__ = ["ANSWER", "CHOSEN", "LONG_ANSWER", "MESSAGE", "QUESTION", "approval_turn", "failed_turn",
-           "held_turn", "question_turn", "tool_turn"]
+if TYPE_CHECKING:
+    from cao_hookspecs import Prompt
+
+__all__ = ["ANSWER", "CHOSEN", "LONG_ANSWER", "MESSAGE", "QUESTION", "Outcome", "answer_each_option",
+           "approval_turn", "failed_turn", "held_turn", "question_turn", "tool_turn"]
 
 #: What the user sends in :func:`held_turn`, and the model's answer to it.
 MESSAGE = "Summarise the repository."
@@ -97,3 +102,55 @@ def approval_turn(rec: ScreenRecorder, call: Answer, *, asking: Sign, ready: Sig
     rec.keys("Enter")
     screen = rec.wait(lambda s: "Created the file." in s and ready(s), "the answer after approval")
     rec.save(approved, screen, "completed", last_message="Created the file.")
+
+
+class Outcome(NamedTuple):
+    """What the CLI shows once an option was picked: the sign to wait for and the status it means
+    (labelled by the scenario, never by the detector); ``animated`` for a screen that never settles;
+    ``last_message`` the answer a completed screen shows."""
+
+    sign: Sign
+    status: str
+    note: str = ""
+    animated: bool = False
+    last_message: str | None = None
+
+
+def answer_each_option(start: Callable[[], ScreenRecorder], ask: Callable[[ScreenRecorder], str],
+                       read_prompt: Callable[[str], Prompt | None], *, name: str,
+                       outcomes: Mapping[int, Outcome], save_prompt: bool = True, note: str = "") -> None:
+    """Prove each option's keys: for every option number in ``outcomes``, a fresh terminal (``start``)
+    is brought to the prompt (``ask`` returns the prompt screen), the prompt is read with the provider's
+    ``read_prompt``, the option's keys are pressed, and the screen that follows is saved as
+    ``<name>_answer<n>`` with ``answers`` naming the prompt screen, the option and the keys pressed.
+    The first run also saves the prompt screen as ``<name>`` with the prompt read (``save_prompt``).
+    Options the prompt has but ``outcomes`` lacks are an error: every option is proven."""
+    saved = False
+    for number, outcome in sorted(outcomes.items()):
+        rec = start()
+        try:
+            screen = ask(rec)
+            prompt = read_prompt(screen)
+            if prompt is None:
+                raise SystemExit(f"{name}: the provider read no prompt on the screen:\n{screen}")
+            missing = sorted(set(range(1, len(prompt.options) + 1)) - set(outcomes))
+            if missing:
+                raise SystemExit(f"{name}: options {missing} of {[o.label for o in prompt.options]} have no "
+                                 "outcome to record")
+            if save_prompt and not saved:
+                rec.save(name, screen, "waiting_user_answer", prompt=prompt, note=note)
+                saved = True
+            keys = list(prompt.option(number).keys)
+            rec.keys(*keys)
+            after = (rec.wait_sign if outcome.animated else rec.wait)(
+                outcome.sign, f"the screen after option {number} ({prompt.option(number).label})")
+            taken = read_prompt(after) if outcome.status == "waiting_user_answer" else _NOT_WAITING
+            rec.save(f"{name}_answer{number}", after, outcome.status, note=outcome.note,
+                     last_message=outcome.last_message,
+                     answers={"screen": name, "option": number, "keys": keys},
+                     **({} if taken is _NOT_WAITING else {"prompt": taken}))
+        finally:
+            rec.stop()
+
+
+_NOT_WAITING = object()
