@@ -178,10 +178,8 @@ class DeliveryEngine:
         if status.ready:
             return True
         caps = live.provider.capabilities if live.provider else None
-        return bool(
-            self.eager and caps and caps.accepts_input_while_busy
-            and status in (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER)
-        )
+        # Never while a prompt is open, eager or not: the message's keys would answer it.
+        return bool(self.eager and caps and caps.accepts_input_while_busy and status == TerminalStatus.PROCESSING)
 
     # -- one delivery -----------------------------------------------------------------------------
 

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
         InboxStoreSpec,
         KernelAPI,
         Message,
+        OpenPrompt,
+        Prompt,
+        PromptDecision,
         ProviderSpec,
         StatusReport,
         Terminal,
@@ -121,14 +124,26 @@ class Hooks:
     # -- lookups ----------------------------------------------------------------------------------
 
     def detect_status(self, terminal: Terminal, screen: str, provider: ProviderSpec) -> StatusReport | None:
-        for impl in self._impls("cao_detect_status"):
+        return self._first("cao_detect_status", "status detector",
+                           {"terminal": terminal, "screen": screen, "provider": provider})
+
+    def read_prompt(self, terminal: Terminal, screen: str, provider: ProviderSpec) -> Prompt | None:
+        return self._first("cao_read_prompt", "prompt reader",
+                           {"terminal": terminal, "screen": screen, "provider": provider})
+
+    def decide_prompt(self, terminal: Terminal, prompt: OpenPrompt) -> PromptDecision | None:
+        return self._first("cao_decide_prompt", "prompt decider", {"terminal": terminal, "prompt": prompt})
+
+    def _first(self, hook_name: str, what: str, kwargs: dict[str, Any]) -> Any:
+        """A lookup whose raising implementations are logged and passed over (readers, deciders)."""
+        for impl in self._impls(hook_name):
             try:
-                report = self._call_impl(impl, {"terminal": terminal, "screen": screen, "provider": provider})
-            except Exception:  # noqa: BLE001 - a detector bug must not stop status tracking
-                log.exception("status detector of plugin %s raised", self._describe(impl.plugin_name))
+                result = self._call_impl(impl, kwargs)
+            except Exception:  # noqa: BLE001 - one plugin's bug must not stop the others
+                log.exception("%s of plugin %s raised", what, self._describe(impl.plugin_name))
                 continue
-            if report is not None:
-                return report
+            if result is not None:
+                return result
         return None
 
     def deliver_message(

@@ -30,6 +30,7 @@ from cao_hookspecs import (
     McpToolSpec,
     Message,
     MessageState,
+    PromptEvent,
     ProviderInfo,
     ProviderSpec,
     RouteSpec,
@@ -41,7 +42,7 @@ from cao_hookspecs import (
 )
 
 from . import builtins
-from .errors import CaoError, PluginError
+from .errors import CaoError, InvalidInput, NotFound, PluginError
 from .home import CaoHome
 from .hooks import Hooks
 from .plugins import (
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from .delivery import DeliveryEngine
     from .iopool import IoPool
     from .orchestration import Orchestration
+    from .prompt_desk import PromptDesk
     from .terminals import Terminals
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
@@ -125,6 +127,7 @@ class Kernel:
         self.terminals: Terminals | None = None
         self.delivery: DeliveryEngine | None = None
         self.orchestration: Orchestration | None = None
+        self.prompts: PromptDesk | None = None
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -144,8 +147,12 @@ class Kernel:
             from .inbox_limits import PendingCap
             from .iopool import DEFAULT_THREADS, IoPool
             from .orchestration import AssignWatch, Orchestration
+            from .prompt_desk import PromptDesk, load_settings_policy
+            from .prompt_log import PromptLog
             from .terminals import Terminals
 
+            # A broken policy file stops the start with its problem named, before anything runs.
+            settings_policy = load_settings_policy(self.settings, self.home.root)
             io = self.io = IoPool(int(self.settings.get("CAO_IO_THREADS") or DEFAULT_THREADS))
             self.home.ensure()
             backend = self._open_backend()
@@ -161,9 +168,15 @@ class Kernel:
                 on_delivered=assigns.delivered, on_dead=assigns.dead,
             )
             terminals.listen(delivery)
-            self.orchestration = Orchestration(terminals=terminals, delivery=delivery, hooks=self.hooks,
-                                               assigns=assigns, load_profile=self.profiles.load,
-                                               pending_cap=PendingCap.from_settings(self.settings))
+            prompts = self.prompts = PromptDesk(
+                hooks=self.hooks, io=io, backend=backend, log=PromptLog(self.home.root), lookup=terminals.get,
+                load_profile=self.profiles.load, settings_policy=settings_policy, home_root=self.home.root)
+            terminals.attach_prompts(prompts)
+            orchestration = self.orchestration = Orchestration(
+                terminals=terminals, delivery=delivery, hooks=self.hooks, assigns=assigns,
+                load_profile=self.profiles.load, pending_cap=PendingCap.from_settings(self.settings),
+                prompts=prompts)
+            prompts.escalate = lambda worker, caller, text: orchestration.send_message(worker, caller, text)
             self._started = True
             await terminals.adopt_all()
             await delivery.recover()
@@ -203,11 +216,13 @@ class Kernel:
         assert self.io is not None and self.terminals is not None and self.delivery is not None
         assert self.orchestration is not None
         await self.orchestration.aclose()
+        if self.prompts is not None:
+            await self.prompts.aclose()
         await self.delivery.aclose()
         await self.terminals.aclose()
         await self.io.run(self.delivery.store.close)
         self.io.close()
-        self.io = self.terminals = self.delivery = self.orchestration = None
+        self.io = self.terminals = self.delivery = self.orchestration = self.prompts = None
         self._started = False
 
     async def __aenter__(self) -> Kernel:
@@ -246,7 +261,10 @@ class Kernel:
         return await (await self._terminals()).get_session(session_name)
 
     async def delete_session(self, session_name: str) -> list[str]:
-        return await (await self._terminals()).delete_session(session_name)
+        ids = await (await self._terminals()).delete_session(session_name)
+        assert self.prompts is not None and self.io is not None
+        await self.io.run(self.prompts.set_session_policy, session_name, None)
+        return ids
 
     async def list_terminals(self, session_name: str) -> list[Terminal]:
         return await (await self._terminals()).list_terminals(session_name)
@@ -320,8 +338,51 @@ class Kernel:
     async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
         return await (await self._orchestration()).assign(caller_id, agent_profile, message)
 
-    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
-        await (await self._orchestration()).answer_user_prompt(terminal_id, answer)
+    async def answer_user_prompt(
+        self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None
+    ) -> PromptEvent | None:
+        return await (await self._orchestration()).answer_user_prompt(terminal_id, answer, prompt_id=prompt_id,
+                                                                      as_terminal=as_terminal)
+
+    async def answer_prompt(
+        self, terminal_id: str, *, option: int | None = None, text: str | None = None,
+        prompt_id: str | None = None, by: str = "person", as_terminal: str | None = None,
+    ) -> PromptEvent:
+        return await (await self._prompt_desk()).answer(terminal_id, option=option, text=text, prompt_id=prompt_id,
+                                                        by=by, as_terminal=as_terminal)
+
+    async def prompt_history(self, terminal_id: str, *, limit: int = 200) -> list[PromptEvent]:
+        from . import validate
+
+        desk = await self._prompt_desk()
+        validate.terminal_id(terminal_id)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise InvalidInput(f"limit must be a whole number from 1 to 10000 (got {limit!r})")
+        events = await self.io.run(desk.history, terminal_id, limit)  # type: ignore[union-attr]
+        if events is None:
+            if self.terminals is not None and self.terminals.get(terminal_id) is not None:
+                return []
+            raise NotFound(f"terminal {terminal_id} not found, and no prompt of it was ever recorded")
+        return events
+
+    async def set_prompt_policy(self, session_name: str, policy: Mapping[str, Any] | None) -> None:
+        desk = await self._prompt_desk()
+        if policy is not None and not isinstance(policy, Mapping):
+            raise InvalidInput(f"a prompt policy must be a mapping (got {type(policy).__name__})")
+        await self.io.run(desk.set_session_policy, session_name, policy)  # type: ignore[union-attr]
+
+    async def get_prompt_policy(self, session_name: str) -> Mapping[str, Any] | None:
+        from . import validate
+
+        desk = await self._prompt_desk()
+        validate.session_name(session_name)
+        return await self.io.run(desk.session_policy_data, session_name)  # type: ignore[union-attr]
+
+    async def _prompt_desk(self) -> PromptDesk:
+        if not self._started:
+            await self.start()
+        assert self.prompts is not None
+        return self.prompts
 
     async def retry_message(self, message_id: int) -> Message:
         return await (await self._orchestration()).retry_message(message_id)

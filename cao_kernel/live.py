@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from cao_hookspecs import ProviderSpec, Terminal
+from cao_hookspecs import OpenPrompt, ProviderSpec, Terminal
 
 from .status import StatusTracker
 
@@ -33,6 +33,8 @@ class LiveTerminal:
     # What a kernel service stored with the terminal besides its record (a handoff's call, for one);
     # kept in the backend's metadata, so the next kernel reads it back on re-adoption.
     extra: dict[str, str] = attrs.field(factory=dict)
+    # The prompt open on screen (the kernel's prompt desk keeps it), shown with the record.
+    prompt: OpenPrompt | None = None
 
     @property
     def id(self) -> str:
@@ -40,4 +42,4 @@ class LiveTerminal:
 
     def terminal(self) -> Terminal:
         """The record with its live status."""
-        return attrs.evolve(self.record, status=self.tracker.status)
+        return attrs.evolve(self.record, status=self.tracker.status, prompt=self.prompt)

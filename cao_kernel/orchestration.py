@@ -27,19 +27,21 @@ from cao_hookspecs import (
     MessageState,
     OrchestrationType,
     Terminal,
+    PromptEvent,
     TerminalStatus,
 )
 from cao_hookspecs.names import MAX_ANSWER_CHARS
 
 from . import validate
 from .delivery import sender_suffix, validate_message
-from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout
+from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout, Vetoed
 from .inbox_limits import PendingCap
 
 if TYPE_CHECKING:
     from .delivery import DeliveryEngine
     from .hooks import Emit, Hooks
     from .live import LiveTerminal
+    from .prompt_desk import PromptDesk
     from .terminals import Terminals
 
 log = logging.getLogger(__name__)
@@ -123,6 +125,7 @@ class Orchestration:
     _assigns: AssignWatch
     _load_profile: Callable[[str], AgentProfile]
     _pending_cap: PendingCap = attrs.field(factory=PendingCap)
+    _prompts: PromptDesk | None = None
     _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
     # Handoffs with a call id, running and recently finished, by ``<caller>:<call id>``.
     _calls: dict[str, asyncio.Task[DelegationResult]] = attrs.field(init=False, factory=dict)
@@ -427,16 +430,39 @@ class Orchestration:
 
     # -- answer_user_prompt -----------------------------------------------------------------------
 
-    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
+    async def answer_user_prompt(self, terminal_id: str, answer: str, *, prompt_id: str | None = None,
+                                 as_terminal: str | None = None) -> PromptEvent | None:
+        """Upstream's answer (``KernelAPI.answer_user_prompt``): an option of the open prompt, or text."""
         live = self._terminals.live(terminal_id)
         if not isinstance(answer, str) or not answer.strip():
             raise InvalidInput("answer must not be empty")
         if len(answer) > MAX_ANSWER_CHARS:
             raise InvalidInput(f"answer is {len(answer)} characters; the limit is {MAX_ANSWER_CHARS}")
+        resolved = self._prompts.resolve(terminal_id, answer) if self._prompts is not None else None
+        if resolved is not None:
+            option, text = resolved
+            return await self._prompts.answer(terminal_id, option=option, text=text,  # type: ignore[union-attr]
+                                              prompt_id=prompt_id, as_terminal=as_terminal)
         if live.tracker.status != TerminalStatus.WAITING_USER_ANSWER:
             raise Conflict(f"terminal {terminal_id} is not waiting for an answer (status "
                            f"{live.tracker.status.value})")
+        if prompt_id is not None:
+            raise Conflict(f"prompt {prompt_id} is no longer open on terminal {terminal_id}")
+        if as_terminal is not None and as_terminal not in self._callers_of(live):
+            raise Vetoed(f"terminal {as_terminal} may not answer the prompts of terminal {terminal_id}: it did "
+                         "not start it (directly or through its workers)")
+        # A prompt no reader could type: the answer goes in as text, as upstream does.
         await self._terminals.send_input(terminal_id, answer)
+        return None
+
+    def _callers_of(self, live: LiveTerminal) -> list[str]:
+        chain: list[str] = []
+        current = live.record.caller_id
+        while current is not None and current not in chain and len(chain) < 32:
+            chain.append(current)
+            caller = self._terminals.get(current)
+            current = caller.record.caller_id if caller is not None else None
+        return chain
 
 
 __all__ = ["AssignWatch", "Orchestration", "assign_suffix", "handoff_banner"]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from .hooks import Hooks
     from .iopool import IoPool
+    from .prompt_desk import PromptDesk
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class ScreenWatch:
         self._io = io
         self._hooks = hooks
         self._loop = asyncio.get_running_loop()
+        self.prompts: PromptDesk | None = None
 
     def on_event(self, event: OutputEvent) -> None:
         """The backend's callback (``TerminalBackend.watch``), from the backend's reader thread."""
@@ -92,6 +94,8 @@ class ScreenWatch:
         report: StatusReport | None = None
         if live.provider is not None:
             report = self._hooks.detect_status(live.terminal(), screen, live.provider)
+            if self.prompts is not None:
+                report = self.prompts.read(live, screen, report)
             if live.starting:
                 self._answer_dialogs(live, screen)
         live.tracker.observe(screen, report)

@@ -278,17 +278,27 @@ class StatusTracker:
 
     def _set(self, report: StatusReport) -> None:
         old = self.report
-        if report.status == old.status and report.evidence == old.evidence:
-            return
         if report.status == old.status:
-            # Same status, new evidence: keep the original `since`, no change event.
-            self.report = StatusReport(status=report.status, evidence=report.evidence, since=old.since)
+            if report.evidence != old.evidence or report.prompt != old.prompt:
+                # Same status, new evidence or prompt: keep the original `since`, no change event (a new
+                # prompt is announced by the kernel's prompt desk).
+                self.report = StatusReport(status=report.status, evidence=report.evidence, since=old.since,
+                                           prompt=report.prompt)
             return
-        self.report = StatusReport(status=report.status, evidence=report.evidence, since=time.time())
+        self.report = StatusReport(status=report.status, evidence=report.evidence, since=time.time(),
+                                   prompt=report.prompt)
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
         if self._on_change is not None:
             self._on_change(old, self.report)
+
+    async def next_screen(self, timeout: float) -> bool:
+        """Wait for the next screen reading, for at most ``timeout`` seconds; False when none came."""
+        try:
+            await asyncio.wait_for(self._observed.wait(), max(timeout, 0.0))
+        except TimeoutError:
+            return False
+        return True
 
     async def screen_caught_up(self, timeout: float) -> bool:
         """Wait until the screen shows what a held native ready status says, for at most ``timeout``.

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .home import CaoHome
     from .hooks import Hooks
     from .iopool import IoPool
+    from .prompt_desk import PromptDesk
     from .registry import Registry
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,7 @@ class Terminals:
     _gates: Gates = attrs.field(init=False)
     _watch: ScreenWatch = attrs.field(init=False)
     _listener: ReceiverListener | None = attrs.field(init=False, default=None)
+    _prompts: PromptDesk | None = attrs.field(init=False, default=None)
     _signals: SignalChannel | None = attrs.field(init=False, default=None)
     # Session names being created now: a second creation of the same name must fail, not join it.
     _creating: set[str] = attrs.field(init=False, factory=set)
@@ -106,6 +108,11 @@ class Terminals:
 
     def listen(self, listener: ReceiverListener) -> None:
         self._listener = listener
+
+    def attach_prompts(self, prompts: PromptDesk) -> None:
+        """Let ``prompts`` read every waiting screen and hear every status change and removal."""
+        self._prompts = prompts
+        self._watch.prompts = prompts
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -362,6 +369,8 @@ class Terminals:
         return live
 
     def _status_changed(self, live: LiveTerminal, old: StatusReport, new: StatusReport) -> None:
+        if self._prompts is not None:
+            self._prompts.status_changed(live, new)
         self._hooks.after("cao_after_status_changed", terminal=live.terminal(), old=old, new=new)
         if self._listener is not None and live.id in self._live:
             self._listener.status_changed(live.id)
@@ -589,6 +598,8 @@ class Terminals:
 
     async def _removed(self, live: LiveTerminal) -> None:
         """Forget a killed terminal and its private files, fail what waits for it, tell observers."""
+        if self._prompts is not None:
+            self._prompts.forget(live.id)
         self._live.pop(live.id, None)
         self._gates.discard(live.id)
         live.tracker.close()

@@ -21,6 +21,8 @@ KEY_RE = re.compile(
 )
 # A delegation's call id: its retry with the same id resumes it instead of starting it again.
 CALL_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}\Z")
+# A prompt's id: its terminal's id and its number.
+PROMPT_ID_RE = re.compile(r"^[0-9a-f]{8}-[1-9][0-9]{0,9}\Z")
 MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}\Z")
 SESSION_PREFIX = "cao-"
 # A session name as a caller may give it: the kernel adds ``cao-`` when it is missing, and the result must
@@ -44,6 +46,7 @@ def json_pattern(rule: re.Pattern[str]) -> str:
 #: A terminal id as JSON Schema and OpenAPI write it.
 TERMINAL_ID_PATTERN = json_pattern(TERMINAL_ID_RE)
 CALL_ID_PATTERN = json_pattern(CALL_ID_RE)
+PROMPT_ID_PATTERN = json_pattern(PROMPT_ID_RE)
 
 
 def _checked(rule: re.Pattern[str], value: object, message: str, error: type[CaoError],

@@ -92,7 +92,8 @@ def parse_policy(data: Any, origin: str) -> PromptPolicy:
     if unknown:
         raise InvalidInput(f"{origin}: unknown prompt policy key {unknown[0]!r} "
                            f"(known: {', '.join(sorted(_TOP_KEYS))})")
-    rules_data = data.get("rules") or []
+    rules_data = data.get("rules")
+    rules_data = [] if rules_data is None else rules_data
     if not isinstance(rules_data, list):
         raise InvalidInput(f"{origin}: 'rules' must be a list of rules")
     if len(rules_data) > MAX_RULES:

@@ -43,7 +43,8 @@ EXCLUDED = {
 # so is attach-command's 501 for a backend that cannot attach a viewer.
 # Creating a terminal is refused with 400 for what no schema can state: a folder that does not exist, an
 # environment variable name (OpenAPI 3.0 cannot constrain a map's keys); and send_message without a
-# receiver needs a sender created by another terminal. 403 is the agent budget below. The deletes aim at
+# receiver needs a sender created by another terminal; an answer needs one of answer, option and text,
+# which a body read from the query as well cannot state. 403 is the agent budget below. The deletes aim at
 # a terminal of their own, so the one the other routes aim at lives on.
 CONFIG = """
 [[operations]]
@@ -67,6 +68,10 @@ parameters = { "path.terminal_id" = "DOOMED_ID", "path.session_name" = "DOOMED_S
 [[operations]]
 include-operation-id = "send_message"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404", "409"]
+
+[[operations]]
+include-operation-id = "answer"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "403", "404", "409"]
 """
 # A route with a body reads each parameter from the body or the query, the body winning. OpenAPI cannot
 # say "one of the two": the document puts the requirement on the body (what cao's client sends). So a

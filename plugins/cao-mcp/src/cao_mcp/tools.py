@@ -358,32 +358,47 @@ DELETE_TERMINAL = BuiltinTool(
 # -- answer_user_prompt ----------------------------------------------------------------------------
 
 
-async def answer_user_prompt(env: ToolEnv, terminal_id: str, answer: str) -> ToolResult:
-    """Type an answer into a terminal whose agent waits for the user."""
+async def answer_user_prompt(env: ToolEnv, terminal_id: str, answer: str,
+                             prompt_id: str | None = None) -> ToolResult:
+    """Answer the prompt a worker waits on, as its supervisor (the kernel checks that the caller started
+    the worker and that the policies let supervisors answer)."""
     if not TERMINAL_ID_RE.fullmatch(terminal_id):
         return _failure(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
+    if env.caller.id is None:
+        return _failure(f"{env.caller.problem}. answer_user_prompt needs it to check that you started the worker")
+    if prompt_id is not None and not prompt_id.strip():
+        prompt_id = None
     try:
-        await env.kernel.answer_user_prompt(terminal_id, answer)
+        event = await env.kernel.answer_user_prompt(terminal_id, answer, prompt_id=prompt_id,
+                                                    as_terminal=env.caller.id)
     except Exception as exc:
         if not _answerable(env, exc):
             raise
         if isinstance(exc, NotFound):
             return _failure(f"Terminal {terminal_id} not found: it does not exist or was deleted")
         return _failure(_explain(env, exc))
-    return ToolResult({"success": True, "message": f"Answer sent to terminal {terminal_id}"})
+    if event is None:
+        return ToolResult({"success": True, "message": f"Answer typed into terminal {terminal_id}"})
+    prompt = event.prompt
+    picked = f"option {event.option} ({prompt.prompt.option(event.option).label})" if event.option else "text"
+    return ToolResult({"success": True, "prompt_id": prompt.id,
+                       "message": f"Answered prompt {prompt.id} of terminal {terminal_id} with {picked}"})
 
 
 ANSWER_USER_PROMPT = BuiltinTool(
     name="answer_user_prompt",
     run=answer_user_prompt,
     description=(
-        "Answer the question a worker's agent CLI is showing (a permission or choice prompt) when that "
-        "terminal waits for user input (status waiting_user_answer). The answer is typed into the "
-        "worker's terminal as if a user typed it; then the worker continues."
+        "Answer the prompt a worker you started is showing (a permission, a question, a menu) while it "
+        "waits for user input (status waiting_user_answer). Pick an option by its number or label, or give "
+        "text for a prompt that takes text. Name the prompt (prompt_id, from the message that told you "
+        "about it) so that an answer meant for one prompt never lands on the next. Policies may keep some "
+        "prompts for a person."
     ),
     params={
-        "terminal_id": "Id of the terminal that waits for an answer.",
-        "answer": "What to type: the option's number or text, or a short reply (at most 4000 characters).",
+        "terminal_id": "Id of the worker's terminal.",
+        "answer": "The option's number or label, or text (at most 4000 characters).",
+        "prompt_id": "The prompt meant (<terminal id>-<n>); refused when another prompt is open.",
     },
 )
 

@@ -16,10 +16,11 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mappi
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from cao_hookspecs import ProviderInfo
+from cao_hookspecs import PromptEvent, ProviderInfo
 from cao_hookspecs.errors import CaoError, InvalidInput, Timeout
 
 from . import validation, wire
+from .converter import from_json
 from .errors import ServerNotRunning, error_class
 from .settings import DEFAULT_HOST, DEFAULT_PORT, advertised_host, base_url, home_dir
 
@@ -378,8 +379,35 @@ class HttpKernel:
         )
         return wire.delegation_from_json(data)
 
-    async def answer_user_prompt(self, terminal_id: str, answer: str) -> None:
-        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/answer", json={"answer": answer})
+    async def answer_user_prompt(
+        self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None
+    ) -> PromptEvent | None:
+        data = await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/answer",
+                                json={"answer": answer, "prompt_id": prompt_id, "as_terminal": as_terminal})
+        return from_json(data["event"], PromptEvent) if data.get("event") else None
+
+    async def answer_prompt(
+        self, terminal_id: str, *, option: int | None = None, text: str | None = None,
+        prompt_id: str | None = None, by: str = "person", as_terminal: str | None = None,
+    ) -> PromptEvent:
+        data = await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/answer", json={
+            "option": option, "text": text, "prompt_id": prompt_id, "by": by, "as_terminal": as_terminal})
+        return from_json(data["event"], PromptEvent)
+
+    async def prompt_history(self, terminal_id: str, *, limit: int = 200) -> list[PromptEvent]:
+        rows = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/prompts", params={"limit": limit})
+        return [from_json(row, PromptEvent) for row in rows]
+
+    async def set_prompt_policy(self, session_name: str, policy: Mapping[str, Any] | None) -> None:
+        path = f"/sessions/{quote(session_name, safe='')}/prompt-policy"
+        if policy is None:
+            await self._call("DELETE", path)
+        else:
+            await self._call("PUT", path, json={"policy": dict(policy)})
+
+    async def get_prompt_policy(self, session_name: str) -> Mapping[str, Any] | None:
+        data = await self._call("GET", f"/sessions/{quote(session_name, safe='')}/prompt-policy")
+        return data["policy"]
 
     # -- profiles and providers -------------------------------------------------------------------
 

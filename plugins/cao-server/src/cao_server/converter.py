@@ -23,7 +23,16 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-from cao_hookspecs import AgentProfile, CreateTerminalRequest, McpToolSpec, Message, StatusReport, Terminal
+from cao_hookspecs import (
+    AgentProfile,
+    CreateTerminalRequest,
+    McpToolSpec,
+    Message,
+    OpenPrompt,
+    PromptEvent,
+    StatusReport,
+    Terminal,
+)
 
 if TYPE_CHECKING:
     import cattrs
@@ -77,8 +86,11 @@ _TIME_OR_NEVER = {"unstruct_hook": _iso_if_set, "struct_hook": _time_or_zero}
 _OPTIONAL_TIME = {"unstruct_hook": iso, "struct_hook": _time_or_none}
 
 _FIELDS: dict[type, dict[str, dict[str, Any]]] = {
-    Terminal: {"created_at": _TIME_OR_NEVER},
-    StatusReport: {"since": _OPTIONAL_TIME},
+    # A prompt is written only while there is one, so the JSON of everything else is as it always was.
+    Terminal: {"created_at": _TIME_OR_NEVER, "prompt": {"omit_if_default": True}},
+    StatusReport: {"since": _OPTIONAL_TIME, "prompt": {"omit_if_default": True}},
+    OpenPrompt: {"opened_at": _TIME},
+    PromptEvent: {"at": _TIME},
     Message: {
         "body": {"rename": "message"},
         "state": {"rename": "status"},

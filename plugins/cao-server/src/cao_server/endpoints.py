@@ -23,6 +23,7 @@ from cao_hookspecs.names import (
     MAX_ANSWER_CHARS,
     MODEL_RE,
     PROFILE_NAME_RE,
+    PROMPT_ID_PATTERN,
     SESSION_ARG_RE,
     TERMINAL_ID_PATTERN,
     TEXT_RE,
@@ -33,7 +34,7 @@ from . import validation, wire
 from .converter import to_json
 from .errors import BadParameter, NotSupported
 from .params import Param
-from .schemas import MESSAGE_STATES, ORCHESTRATION_TYPES, STATUSES, array_of, ref
+from .schemas import MESSAGE_STATES, ORCHESTRATION_TYPES, PROMPT_POLICY, STATUSES, array_of, ref
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -91,6 +92,9 @@ class Endpoint:
     response: dict[str, Any] = dataclasses.field(default_factory=lambda: ref("Success"))
     errors: tuple[int, ...] = ()
 
+
+# Who answered a prompt: one line, not blank.
+BY_PATTERN = f"^[{BLANK_CHARS}]*[^{BLANK_CHARS}\\x00-\\x1f][^\\x00-\\x1f]*$"
 
 # -- parameters used by several routes -------------------------------------------------------------
 
@@ -465,8 +469,44 @@ async def assign(ctx: Context, call: Call) -> Any:
 
 
 async def answer(ctx: Context, call: Call) -> Any:
-    await ctx.kernel.answer_user_prompt(call.path["terminal_id"], call.args["answer"])
-    return {"success": True}
+    args, terminal_id = call.args, call.path["terminal_id"]
+    if args["option"] is None and args["text"] is None:
+        if args["answer"] is None:
+            raise InvalidInput("give 'option' (a number from 1), 'text', or upstream's 'answer'")
+        event = await ctx.kernel.answer_user_prompt(terminal_id, args["answer"], prompt_id=args["prompt_id"],
+                                                    as_terminal=args["as_terminal"])
+    else:
+        event = await ctx.kernel.answer_prompt(terminal_id, option=args["option"], text=args["text"],
+                                               prompt_id=args["prompt_id"], by=args["by"] or "person",
+                                               as_terminal=args["as_terminal"])
+    return {"success": True, "event": to_json(event) if event is not None else None}
+
+
+async def get_prompt(ctx: Context, call: Call) -> Any:
+    terminal = await ctx.kernel.get_terminal(call.path["terminal_id"])
+    return {"terminal_id": terminal.id, "status": terminal.status.value,
+            "prompt": to_json(terminal.prompt) if terminal.prompt is not None else None}
+
+
+async def prompt_history(ctx: Context, call: Call) -> Any:
+    return to_json(await ctx.kernel.prompt_history(call.path["terminal_id"], limit=call.args["limit"]))
+
+
+async def get_prompt_policy(ctx: Context, call: Call) -> Any:
+    name = call.path["session_name"]
+    return {"session_name": name, "policy": await ctx.kernel.get_prompt_policy(name)}
+
+
+async def set_prompt_policy(ctx: Context, call: Call) -> Any:
+    name = call.path["session_name"]
+    await ctx.kernel.set_prompt_policy(name, call.args["policy"])
+    return {"session_name": name, "policy": await ctx.kernel.get_prompt_policy(name)}
+
+
+async def delete_prompt_policy(ctx: Context, call: Call) -> Any:
+    name = call.path["session_name"]
+    await ctx.kernel.set_prompt_policy(name, None)
+    return {"session_name": name, "policy": None}
 
 
 # -- profiles and providers ------------------------------------------------------------------------
@@ -927,12 +967,79 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "POST",
         T + "/answer",
         "answer",
-        "Answer the question the agent is waiting on",
+        "Answer the prompt the agent is waiting on",
         answer,
-        "orchestration",
-        errors=(*ID_ERRORS, 400, 409, 413),
-        params=(Param("answer", required=True, max_bytes=validation.MAX_INPUT_BYTES,
-                      rule={**TEXT, "maxLength": MAX_ANSWER_CHARS}),),
+        "prompts",
+        response=ref("PromptAnswered"),
+        errors=(*ID_ERRORS, 400, 403, 409, 413, 504),
+        params=(
+            Param("answer", max_bytes=validation.MAX_INPUT_BYTES, rule={**TEXT, "maxLength": MAX_ANSWER_CHARS},
+                  description="upstream's answer: an option's number, key or label, or text (ignored when "
+                              "option or text is given)"),
+            Param("option", type="integer", minimum=1, maximum=99, description="the option to pick, from 1"),
+            Param("text", max_bytes=validation.MAX_INPUT_BYTES, rule={**TEXT, "maxLength": MAX_ANSWER_CHARS},
+                  description="text typed after the option's keys (an option or prompt that takes text)"),
+            Param("prompt_id", pattern=PROMPT_ID_PATTERN,
+                  description="the prompt meant: refused with 409, nothing typed, when another is open"),
+            Param("as_terminal", pattern=ID_PATTERN,
+                  description="a supervisor answering for a worker it started (checked, and policies apply)"),
+            Param("by", default="person", rule={"maxLength": 200, "pattern": BY_PATTERN},
+                  description="who answers, for the audit trail"),
+        ),
+    ),
+    Endpoint(
+        "GET",
+        T + "/prompt",
+        "get_prompt",
+        "The prompt the agent waits on, or null",
+        get_prompt,
+        "prompts",
+        response=ref("OpenPromptAnswer"),
+        errors=ID_ERRORS,
+    ),
+    Endpoint(
+        "GET",
+        T + "/prompts",
+        "prompt_history",
+        "The terminal's prompt audit trail, oldest first",
+        prompt_history,
+        "prompts",
+        response=array_of("PromptEvent"),
+        errors=ID_ERRORS,
+        params=(Param("limit", type="integer", default=200, minimum=1, maximum=10_000,
+                      description="the latest this many events"),),
+    ),
+    Endpoint(
+        "GET",
+        "/sessions/{session_name}/prompt-policy",
+        "get_prompt_policy",
+        "The session's prompt policy, or null",
+        get_prompt_policy,
+        "prompts",
+        response=ref("PromptPolicyAnswer"),
+        errors=(400,),
+    ),
+    Endpoint(
+        "PUT",
+        "/sessions/{session_name}/prompt-policy",
+        "set_prompt_policy",
+        "Set the session's prompt policy",
+        set_prompt_policy,
+        "prompts",
+        response=ref("PromptPolicyAnswer"),
+        errors=(400, 413),
+        params=(Param("policy", type="object", required=True, body_only=True, rule=PROMPT_POLICY,
+                      description="rules, timeout, on_timeout, supervisor (see the prompts guide)"),),
+    ),
+    Endpoint(
+        "DELETE",
+        "/sessions/{session_name}/prompt-policy",
+        "delete_prompt_policy",
+        "Remove the session's prompt policy",
+        delete_prompt_policy,
+        "prompts",
+        response=ref("PromptPolicyAnswer"),
+        errors=(400,),
     ),
     Endpoint(
         "GET",

@@ -10,7 +10,9 @@ Events (the ``event`` field):
 - ``subscribed``: the first line, with the server's time (``at``); everything after it is new;
 - ``terminal_created`` / ``terminal_removed``: ``terminal`` is the terminal record;
 - ``status``: ``terminal_id``, ``session_name``, ``status``, ``evidence``, ``since`` (seconds since the
-  epoch, as every ``at``);
+  epoch, as every ``at``), and ``prompt``: the prompt the agent waits on (id, question, options), or null;
+- ``prompt``: ``kind`` (``opened``, ``answered``, ``refused``, ``escalated``, ``closed``), ``terminal_id``,
+  ``session_name``, ``prompt`` (the open prompt record), ``by``, ``option``, ``text``, ``detail``;
 - ``message``: ``message`` is the message record (``state`` says which change), plus ``reason`` for a
   failed or dead one;
 - ``handoff_started`` / ``assign_started``: ``caller_id``, ``worker_id``, ``session_name``,
@@ -47,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from cao_hookspecs import hookimpl
 
 from . import wire
+from .converter import to_json
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
         DelegationResult,
         DeliveryReceipt,
         Message,
+        PromptEvent,
         StatusReport,
         Terminal,
     )
@@ -238,7 +242,18 @@ class EventHub:
         self._sessions.setdefault(terminal.id, terminal.session_name)
         self._publish({"event": "status", "terminal_id": terminal.id, "session_name": terminal.session_name,
                        "status": new.status.value, "evidence": new.evidence,
-                       "since": new.since if new.since is not None else time.time()}, terminal.session_name)
+                       "since": new.since if new.since is not None else time.time(),
+                       "prompt": to_json(terminal.prompt) if terminal.prompt is not None else None},
+                      terminal.session_name)
+
+    @hookimpl
+    def cao_after_prompt(self, event: PromptEvent) -> None:
+        terminal_id = event.prompt.terminal_id
+        session = self._sessions.get(terminal_id)
+        self._publish({"event": "prompt", "kind": event.kind.value, "terminal_id": terminal_id,
+                       "session_name": session, "prompt": to_json(event.prompt), "by": event.by,
+                       "option": event.option, "text": event.text, "detail": event.detail, "at": event.at},
+                      session)
 
     @hookimpl
     def cao_after_message_queued(self, message: Message) -> None:

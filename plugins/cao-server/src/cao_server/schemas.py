@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cao_hookspecs.names import TERMINAL_ID_PATTERN
+from cao_hookspecs.names import PROMPT_ID_PATTERN, TERMINAL_ID_PATTERN
 
 STATUSES = ("unknown", "idle", "processing", "completed", "waiting_user_answer", "error")
 MESSAGE_STATES = ("pending", "delivering", "delivered", "failed", "dead", "uncertain")
@@ -17,6 +17,71 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 STRING = {"type": "string"}
 TIME = {"type": "string", "format": "date-time"}
+PROMPT_KINDS = ("permission", "question", "choice", "confirmation", "startup_dialog")
+OPTION_EFFECTS = ("allow", "allow_always", "deny", "answer", "other")
+PROMPT_EVENTS = ("opened", "answered", "refused", "escalated", "closed")
+_PROMPT = {
+    "type": "object",
+    "required": ["kind", "question", "options"],
+    "properties": {
+        "kind": {"type": "string", "enum": list(PROMPT_KINDS)},
+        "question": STRING,
+        "title": STRING,
+        "tool": _nullable(STRING),
+        "arguments": {"type": "object", "additionalProperties": STRING},
+        "arguments_complete": {"type": "boolean"},
+        "options": {"type": "array", "items": {
+            "type": "object",
+            "required": ["label", "keys", "effect"],
+            "properties": {
+                "label": STRING,
+                "keys": {"type": "array", "items": STRING},
+                "effect": {"type": "string", "enum": list(OPTION_EFFECTS)},
+                "description": STRING,
+                "takes_text": {"type": "boolean"},
+            },
+        }},
+        "default": _nullable({"type": "integer", "description": "the option Enter takes now, from 1"}),
+        "free_text": {"type": "boolean"},
+        "evidence": {"type": "array", "items": STRING},
+    },
+}
+_PATTERN = {"type": "string", "maxLength": 1000}
+_TOOL_PATTERN = {**_PATTERN, "pattern": "^\\s*[^()\\s][^()]*(\\([\\s\\S]*\\))?\\s*$"}
+_RULE_ACTIONS = ("allow", "allow_always", "deny", "ask", "answer")
+#: A prompt policy as ``cao_hookspecs.prompt_policy`` reads it (the kernel checks it again and says why).
+PROMPT_POLICY = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "rules": {"type": "array", "nullable": True, "maxItems": 200, "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "oneOf": [{"required": [action]} for action in _RULE_ACTIONS],
+            "properties": {
+                **{action: _TOOL_PATTERN for action in _RULE_ACTIONS[:-1]},
+                "answer": {"oneOf": [{"type": "string", "pattern": "\\S"}, {"type": "integer"}]},
+                "when": {**_PATTERN, "nullable": True},
+                "kind": {"type": "string", "enum": [*PROMPT_KINDS, None], "nullable": True},
+                "reason": STRING,
+            },
+        }},
+        "timeout": {"type": "number", "exclusiveMinimum": True, "minimum": 0, "maximum": 604800,
+                    "nullable": True},
+        "on_timeout": {"type": "string", "enum": ["escalate", "default", "deny"]},
+        "supervisor": {"type": "boolean", "nullable": True},
+    },
+}
+_OPEN_PROMPT = {
+    "type": "object",
+    "required": ["id", "terminal_id", "prompt", "opened_at"],
+    "properties": {
+        "id": {"type": "string", "pattern": PROMPT_ID_PATTERN},
+        "terminal_id": {"type": "string", "pattern": TERMINAL_ID_PATTERN},
+        "prompt": _PROMPT,
+        "opened_at": TIME,
+    },
+}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "Error": {
@@ -59,6 +124,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "working_directory": _nullable(STRING),
             "created_at": _nullable(TIME),
             "backend": STRING,
+            "prompt": {"allOf": [{"$ref": "#/components/schemas/OpenPrompt"}],
+                       "description": "the prompt it waits on, while waiting (left out otherwise)"},
             "tmux_session": STRING,
             "tmux_window": STRING,
             "initial_delivery": {
@@ -204,6 +271,38 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "required": ["result"],
         "properties": {"result": {"nullable": True}},
+    },
+    "OpenPrompt": _OPEN_PROMPT,
+    "PromptEvent": {
+        "type": "object",
+        "required": ["kind", "prompt", "at"],
+        "properties": {
+            "kind": {"type": "string", "enum": list(PROMPT_EVENTS)},
+            "prompt": {"$ref": "#/components/schemas/OpenPrompt"},
+            "at": TIME,
+            "by": STRING,
+            "option": _nullable({"type": "integer"}),
+            "text": _nullable(STRING),
+            "detail": STRING,
+        },
+    },
+    "PromptAnswered": {
+        "type": "object",
+        "required": ["success", "event"],
+        "properties": {"success": {"type": "boolean"}, "event": {
+            "nullable": True, "allOf": [{"$ref": "#/components/schemas/PromptEvent"}],
+            "description": "the answer as recorded; null when no prompt could be read and text was typed"}},
+    },
+    "OpenPromptAnswer": {
+        "type": "object",
+        "required": ["terminal_id", "status", "prompt"],
+        "properties": {"terminal_id": STRING, "status": {"type": "string", "enum": list(STATUSES)},
+                       "prompt": {"nullable": True, "allOf": [{"$ref": "#/components/schemas/OpenPrompt"}]}},
+    },
+    "PromptPolicyAnswer": {
+        "type": "object",
+        "required": ["session_name", "policy"],
+        "properties": {"session_name": STRING, "policy": {"type": "object", "nullable": True}},
     },
     "InstallResult": {
         "type": "object",

@@ -91,9 +91,14 @@ def status(session_name: str, terminal_id: str | None, workers: bool, as_json: b
 
     target, others, last = _api.run(body)
     show_workers = workers and not terminal_id
+    waiting = [t.prompt for t in (target, *others) if t.prompt is not None]
     if as_json:
+        from ..converter import to_json
+
         result: dict[str, Any] = {"session": session_name,
                                   "conductor": {**terminal_summary(target), "last_output": last}}
+        if waiting:  # upstream's shape otherwise
+            result["prompts"] = [to_json(prompt) for prompt in waiting]
         if show_workers:
             result["workers"] = [terminal_summary(t) for t in others]
         echo_json(result)
@@ -118,6 +123,42 @@ def status(session_name: str, terminal_id: str | None, workers: bool, as_json: b
                   [(t.id, t.agent_profile, t.provider, status_of(t)) for t in others])
         else:
             click.echo("\nNo worker terminals")
+    if waiting:
+        from ._prompts import prompt_lines
+
+        for prompt in waiting:
+            click.echo(f"\nTerminal {prompt.terminal_id} waits on a prompt:")
+            click.echo("\n".join(prompt_lines(prompt)))
+
+
+@session.command()
+@click.argument("session_name")
+@click.argument("policy_file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--clear", is_flag=True, help="Remove the session's prompt policy.")
+def policy(session_name: str, policy_file: str | None, clear: bool) -> None:
+    """Show SESSION_NAME's prompt policy, set it from POLICY_FILE (YAML: rules, timeout, on_timeout,
+    supervisor), or --clear it. It applies to the session's terminals before their profiles' policies."""
+    import yaml
+
+    from . import _api
+
+    if clear and policy_file:
+        raise click.UsageError("give POLICY_FILE or --clear, not both")
+    if policy_file:
+        try:
+            with open(policy_file, encoding="utf-8") as file:
+                data = yaml.safe_load(file)
+        except yaml.YAMLError as exc:
+            raise click.ClickException(f"{policy_file} is not valid YAML: {exc}") from None
+        _api.run(lambda api: api.set_prompt_policy(session_name, data))
+        click.echo(f"✓ Prompt policy of session {session_name} set from {policy_file}")
+    elif clear:
+        _api.run(lambda api: api.set_prompt_policy(session_name, None))
+        click.echo(f"✓ Prompt policy of session {session_name} removed")
+    else:
+        current = _api.run(lambda api: api.get_prompt_policy(session_name))
+        click.echo(yaml.safe_dump(dict(current), sort_keys=False).rstrip() if current
+                   else f"No prompt policy for session {session_name}")
 
 
 @session.command()

@@ -66,6 +66,60 @@ def status(terminal_id: str, as_json: bool) -> None:
         click.echo(f"Folder:   {record.working_directory}")
     if record.caller_id:
         click.echo(f"Caller:   {record.caller_id}")
+    if record.prompt is not None:
+        from ._prompts import prompt_lines
+
+        click.echo("\n".join(prompt_lines(record.prompt)))
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.argument("option", required=False, type=click.IntRange(1, 99))
+@click.option("--text", help="Text to type: after OPTION's keys, or alone at a prompt that takes text.")
+@click.option("--prompt", "prompt_id", metavar="PROMPT_ID",
+              help="The prompt meant (as shown); refused, with nothing typed, when another is open.")
+@click.option("--by", default="person", show_default=True, help="Who answers, for the audit trail.")
+@click.option("--json", "as_json", is_flag=True, help="Print the recorded answer as JSON.")
+def answer(terminal_id: str, option: int | None, text: str | None, prompt_id: str | None, by: str,
+           as_json: bool) -> None:
+    """Answer the prompt TERMINAL_ID waits on with option number OPTION (see `cao terminal status`), and/or
+    --text. Returns once the prompt has left the screen."""
+    from ..converter import to_json
+    from . import _api
+    from ._render import echo_json
+
+    if option is None and text is None:
+        raise click.UsageError("give OPTION (a number from 1), --text, or both")
+    event = _api.run(lambda api: api.answer_prompt(terminal_id, option=option, text=text, prompt_id=prompt_id,
+                                                   by=by))
+    if as_json:
+        echo_json(to_json(event))
+        return
+    picked = f"option {event.option} ({event.prompt.prompt.option(event.option).label})" if event.option else ""
+    typed = "text" if event.text is not None else ""
+    click.echo(f"✓ Answered prompt {event.prompt.id} with {' and '.join(p for p in (picked, typed) if p)}")
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=200, show_default=True,
+              help="The latest this many events.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def prompts(terminal_id: str, limit: int, as_json: bool) -> None:
+    """TERMINAL_ID's prompt audit trail: every prompt, who answered it and how, oldest first (kept after
+    the terminal is gone)."""
+    from ..converter import to_json
+    from . import _api
+    from ._prompts import event_line
+    from ._render import echo_json
+
+    events = _api.run(lambda api: api.prompt_history(terminal_id, limit=limit))
+    if as_json:
+        echo_json(to_json(events))
+    elif not events:
+        click.echo(f"No prompts recorded for terminal {terminal_id}")
+    else:
+        click.echo("\n".join(event_line(event) for event in events))
 
 
 @terminal.command()
