@@ -5,10 +5,13 @@ Record them (from the repository root)::
     uv run --no-sync python -m cao_testkit.record providers/cao-provider-mock
 
 Each screen is labelled by what the scenario made the program do (a ``__mock_sleep_`` turn is
-"processing", ``__mock_error__`` is "error"...), never by the detector under test. mock_cli never asks
-its user anything, so it has no ``waiting_user_answer`` screen and no start-up dialog. Turns that show
-progress rows, multi-line answers or no answer at all come from a behaviour module written into the
-recording's root folder (``CAO_MOCK_BEHAVIOUR_PATH``), the way users plug in their own.
+"processing", ``__mock_error__`` is "error"...), never by the detector under test. mock_cli has no
+start-up dialog; it asks only when a behaviour does (``turn.ask``): the shipped ``permission`` behaviour
+asks to run a command, and the scripts' own behaviour asks a question. Each kind is recorded at 220x50
+and 100x30, and each option of the 220x50 prompts is picked, on a fresh terminal each, with the keys
+``read_prompt`` gives it. Turns that show progress rows, multi-line answers, no answer at all or a
+question come from a behaviour module written into the recording's root folder
+(``CAO_MOCK_BEHAVIOUR_PATH``), the way users plug in their own.
 """
 
 from __future__ import annotations
@@ -16,19 +19,40 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cao_hookspecs import AgentProfile
+from cao_provider_mock.contract import PERMISSION_HINT, QUESTION_HINT, TEXT_HINT
+from cao_provider_mock.prompts import read_prompt
 from cao_provider_mock.provider import BEHAVIOUR_PATH_VARIABLE, NAME, mock_cli_command, mock_provider
 from cao_testkit.recorder import ScreenRecorder, scratch_root
-from cao_testkit.recording import Recording, World, program
+from cao_testkit.recording import Recording, World, at_size, program
+from cao_testkit.steps import CHOSEN, QUESTION, Outcome, answer_each_option
 
 BEHAVIOUR_MODULE = "recorded_behaviours"
 REPORT = "Findings:\n\n- the build script is missing a clean step\n- two tests are slow"
 LONG_INPUT = ("Summarise what changed in the release, then list the three riskiest modules with a "
               "reason for each one and the tests that cover them.")
 
+COMMAND = "touch recorded.txt"
+# Long enough to wrap on a 100-column terminal: the reader joins the question's rows.
+LONG_COMMAND = ("python -m pytest tests/unit tests/integration --maxfail=3 --durations=10 "
+                "-k 'not slow and not network' --junitxml=reports/junit.xml")
+REASON = "use make clean instead"
+
 # The behaviour the scripted screens use: each first word picks how the turn goes.
 BEHAVIOURS = f'''
+from cao_provider_mock.asking import Option
+
+
 async def recorder(turn):
     word = turn.task.split(" ", 1)[0]
+    if word == "ask":
+        choice = await turn.ask({QUESTION!r}, [
+            Option("SQLite", "One file next to the code: nothing to run, nothing to configure, and a "
+                             "backup is a copy of that file"),
+            Option("Postgres", "A server; what production uses"),
+            Option("Type something.", takes_text=True),
+        ])
+        picked = choice.text if choice.text is not None else choice.label
+        return {CHOSEN!r} if picked == "SQLite" else f"Going with {{picked}}."
     if word == "report":
         turn.say("reading the notes")
         await turn.think(float(turn.task.split()[1]))
@@ -137,8 +161,109 @@ def record_behaviour(world: World) -> None:
     rec.stop()
 
 
+def _hint(hint: str) -> Callable[[str], bool]:
+    return _last_row(hint)
+
+
+def _answered(text: str) -> Callable[[str], bool]:
+    return lambda screen: text in screen and _prompt_last(screen)
+
+
+def _permission_terminal(world: World, size: tuple[int, int] = (220, 50)) -> Callable[[], ScreenRecorder]:
+    def begin() -> ScreenRecorder:
+        rec = recorder(world)
+        start(rec, size=size, behaviour="permission")
+        rec.wait(_prompt_last, "the prompt")
+        return rec
+
+    return begin
+
+
+def _ask_permission(command: str) -> Callable[[ScreenRecorder], str]:
+    def ask(rec: ScreenRecorder) -> str:
+        rec.type(f"Clean up the workspace. run: {command}")
+        return rec.wait(_hint(PERMISSION_HINT), "the permission prompt")
+
+    return ask
+
+
+def _question_terminal(world: World, size: tuple[int, int] = (220, 50)) -> Callable[[], ScreenRecorder]:
+    def begin() -> ScreenRecorder:
+        rec = recorder(world)
+        start(rec, size=size, behaviour=f"{BEHAVIOUR_MODULE}:recorder")
+        rec.wait(_prompt_last, "the prompt")
+        return rec
+
+    return begin
+
+
+def _ask_question(rec: ScreenRecorder) -> str:
+    rec.type("ask about storage")
+    return rec.wait(_hint(QUESTION_HINT), "the question")
+
+
+def _permission_outcomes(ran: str) -> dict[int, Outcome]:
+    # The answer may wrap on a narrow terminal: its start is enough to know it came.
+    shown = _answered("> MOCK: Ran ")
+    return {
+        1: Outcome(shown, "completed", last_message=ran),
+        2: Outcome(shown, "completed", last_message=ran, note="Bash is not asked again"),
+        3: Outcome(_hint(TEXT_HINT), "waiting_user_answer", note="the refusal's text field"),
+    }
+
+
+QUESTION_OUTCOMES = {
+    1: Outcome(_answered(CHOSEN), "completed", last_message=CHOSEN),
+    2: Outcome(_answered("Going with Postgres."), "completed", last_message="Going with Postgres."),
+    3: Outcome(_hint(TEXT_HINT), "waiting_user_answer", note="the free-text option's field"),
+}
+
+
+def record_permission(world: World) -> None:
+    """The shipped ``permission`` behaviour asks to run a command; each option picked by its digit. The
+    refusal opens a text field; the text typed into it goes with the refusal."""
+    answer_each_option(
+        _permission_terminal(world), _ask_permission(COMMAND), read_prompt, name="waiting_user_answer",
+        note="the permission behaviour asks to run the command of its task",
+        outcomes=_permission_outcomes(f"Ran {COMMAND}."))
+    rec = _permission_terminal(world)()
+    _ask_permission(COMMAND)(rec)
+    rec.keys("3")
+    rec.wait(_hint(TEXT_HINT), "the text field")
+    rec.type(REASON, enter=False)
+    screen = rec.wait(lambda s: REASON in s and _hint(TEXT_HINT)(s), "the typed reason")
+    rec.save("waiting_user_answer_text", screen, "waiting_user_answer",
+             prompt=read_prompt(screen), note="the refusal's text field with a reason typed")
+    rec.keys("Enter")
+    refused = f"Did not run {COMMAND}.\nReason: {REASON}"
+    screen = rec.wait(_answered(REASON), "the refusal")
+    rec.save("completed_after_refusal", screen, "completed", last_message=refused,
+             note="option 3 with a reason typed in its text field")
+    rec.stop()
+
+
+def record_question(world: World) -> None:
+    """A behaviour asks a question with descriptions and a free-text option; each option picked."""
+    answer_each_option(_question_terminal(world), _ask_question, read_prompt,
+                       name="waiting_user_answer_question", note="a behaviour asks with turn.ask",
+                       outcomes=QUESTION_OUTCOMES)
+
+
+def record_prompts_small(world: World, size: tuple[int, int], suffix: str) -> None:
+    """Both kinds on a smaller terminal, every option picked again: a command long enough to wrap the
+    permission's question, a description long enough to wrap under its option."""
+    answer_each_option(
+        _permission_terminal(world, size), _ask_permission(LONG_COMMAND), read_prompt,
+        name=f"waiting_user_answer{suffix}", note="the command wraps: the question takes two rows",
+        outcomes=_permission_outcomes(f"Ran {LONG_COMMAND}."))
+    answer_each_option(_question_terminal(world, size), _ask_question, read_prompt,
+                       name=f"waiting_user_answer_question{suffix}", note="the first description wraps",
+                       outcomes=QUESTION_OUTCOMES)
+
+
 RECORDING = Recording(
     provider=mock_provider(), package="cao-provider-mock", cli=program(mock_cli_command),
     root=lambda: scratch_root("cao-mock-screens-"), setup=behaviours,
-    scenarios=(record_echo, record_narrow, record_behaviour),
+    scenarios=(record_echo, record_narrow, record_behaviour, record_permission, record_question,
+               at_size(record_prompts_small, (100, 30))),
 )

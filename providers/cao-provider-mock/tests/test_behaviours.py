@@ -53,13 +53,14 @@ def test_builtin_behaviours_are_entry_points_of_the_distribution():
     dist = importlib.metadata.distribution("cao-provider-mock")
     found = {ep.name: ep.value for ep in dist.entry_points if ep.group == "cao.mock_behaviours"}
     assert found == {"echo": "cao_provider_mock.builtin_behaviours:echo",
-                     "worker": "cao_provider_mock.builtin_behaviours:worker"}
+                     "worker": "cao_provider_mock.builtin_behaviours:worker",
+                     "permission": "cao_provider_mock.builtin_behaviours:permission"}
 
 
 def test_builtin_behaviours_load_from_their_entry_points():
     assert load_behaviour("echo") is echo
     assert load_behaviour("worker") is worker
-    with pytest.raises(BehaviourError, match=r"no mock behaviour named 'nope'.*echo, worker"):
+    with pytest.raises(BehaviourError, match=r"no mock behaviour named 'nope'.*echo, permission, worker"):
         load_behaviour("nope")
 
 

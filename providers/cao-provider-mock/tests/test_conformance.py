@@ -12,8 +12,6 @@ class TestConformance(ProviderConformance):
     entry_point = "mock_cli"
     provider_name = "mock_cli"
     screens_dir = Path(__file__).parent / "screens"
-    # mock_cli never asks its user anything.
-    required_statuses = ("idle", "processing", "completed", "error")
     # A sleeping turn's echoed input, a behaviour's progress row, text typed and not sent: each is the
     # last row while mock_cli is busy.
     busy_lines = ("\u276f __mock_sleep_30", "\u23fa reading the notes", "\u276f half-typed message, not sent")

@@ -7,13 +7,16 @@ from hypothesis import strategies as st
 
 from cao_provider_mock.keys import (
     BACKSPACE,
+    DOWN,
     ENTER,
     EOF,
+    ESCAPE,
     INTERRUPT,
     PASTE,
     PASTE_END,
     PASTE_START,
     TEXT,
+    UP,
     KeyDecoder,
 )
 
@@ -49,8 +52,21 @@ def test_crlf_is_one_enter_but_lf_lf_is_two():
 
 
 def test_escape_sequences_and_other_controls_are_dropped():
-    # Arrow keys, F1 (SS3), a focus report, Alt+x, a bell and a C1 control.
-    assert decode(b"\x1b[A\x1bOP\x1b[I\x1bx\x07y\xc2\x85z\t") == [(TEXT, "xyz\t")]
+    # Right arrow, F1 (SS3), a focus report, a bell and a C1 control.
+    assert decode(b"\x1b[C\x1bOP\x1b[I\x07y\xc2\x85z\t") == [(TEXT, "yz\t")]
+
+
+def test_up_down_and_escape_are_keys_of_their_own():
+    # Both cursor modes' arrows; Alt+x is Esc then x; an ESC at the end is held until more comes.
+    assert decode(b"a\x1b[A\x1bOA\x1b[B\x1bOB\x1bxb") == [
+        (TEXT, "a"), (UP, ""), (UP, ""), (DOWN, ""), (DOWN, ""), (ESCAPE, ""), (TEXT, "xb")]
+    decoder = KeyDecoder()
+    assert decoder.feed(b"q\x1b") == [(TEXT, "q")]
+    assert decoder.holds_escape
+    assert decoder.lone_escape() == [(ESCAPE, "")]
+    assert not decoder.holds_escape and decoder.lone_escape() == []
+    assert decoder.feed(b"\x1b") == [] and decoder.feed(b"[B") == [(DOWN, "")]
+    assert decoder.feed(PASTE_START.encode() + b"\x1b") == [] and not decoder.holds_escape
 
 
 def test_paste_is_literal_and_normalises_cr():
@@ -109,6 +125,6 @@ def test_any_paste_arrives_whole_as_one_event(text):
 @given(st.binary())
 def test_arbitrary_bytes_never_break_the_decoder(data):
     for kind, text in decode(data):
-        assert kind in (TEXT, PASTE, ENTER, BACKSPACE, INTERRUPT, EOF)
+        assert kind in (TEXT, PASTE, ENTER, BACKSPACE, INTERRUPT, EOF, UP, DOWN, ESCAPE)
         if kind == TEXT:
             assert text and all(ch == "\t" or ch.isprintable() or ord(ch) >= 0xA0 for ch in text)

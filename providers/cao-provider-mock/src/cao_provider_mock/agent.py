@@ -206,8 +206,11 @@ class LazyHost:
             self._host = BehaviourHost(*self._args, connected=self.connected)
         return self._host
 
-    def submit(self, text: str):
-        return self._get().submit(text)
+    def submit(self, text: str, prompt_opened=None):
+        return self._get().submit(text, prompt_opened)
+
+    def take_prompt(self):
+        return self._get().take_prompt()
 
     def cancel(self, future) -> None:
         self._get().cancel(future)
@@ -228,8 +231,8 @@ def run_lines(delay: float, host: LazyHost | None = None) -> int:
     from .keys import PASTE_END, PASTE_START
 
     _write(1, f"{BANNER}\n{PROMPT}")
-    for raw in sys.stdin.buffer:
-        line = raw.decode("utf-8", "replace").removesuffix("\n").removesuffix("\r")
+    lines = (raw.decode("utf-8", "replace").removesuffix("\n").removesuffix("\r") for raw in sys.stdin.buffer)
+    for line in lines:
         # Upstream's script accepts a paste that arrives as one line with its markers still on.
         line = line.removeprefix(PASTE_START).removesuffix(PASTE_END)
         reaction = react(line, delay)
@@ -237,15 +240,34 @@ def run_lines(delay: float, host: LazyHost | None = None) -> int:
             _write(1, reaction.line + "\n")
             return 0
         if host is not None and reaction.ordinary:
-            from .turns import turn_rows
-
-            _write(1, "".join(row + "\n" for row in turn_rows(host.submit(line))))
+            _write(1, "".join(row + "\n" for row in _line_turn(host, line, lines)))
         elif reaction.kind == ANSWER:
             if reaction.wait > 0:
                 time.sleep(reaction.wait)
             _write(1, reaction.line + "\n")
         _write(1, PROMPT)
     return 0
+
+
+def _line_turn(host: LazyHost, text: str, lines) -> list[str]:
+    """A behaviour's turn without a terminal: its prompts are printed and answered from the next input
+    lines (``asking.lines_answer``); returns the rows that end the turn."""
+    import queue
+
+    from .asking import PromptState, lines_answer
+    from .turns import turn_rows
+
+    news: queue.SimpleQueue[bool] = queue.SimpleQueue()
+    future = host.submit(text, lambda: news.put(True))
+    future.add_done_callback(lambda _: news.put(False))
+    # A turn cannot end while its prompt waits, so every prompt's news comes before the end's.
+    while news.get():
+        pending = host.take_prompt()
+        if pending is not None:
+            ask, answer = pending
+            _write(1, "".join(row + "\n" for row in PromptState(ask).rows(1 << 16)))
+            answer(lines_answer(ask, lines))
+    return turn_rows(future)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -377,7 +399,8 @@ class TerminalSession:
 
         # What was emitted so far must be on screen before the behaviour prints its progress rows.
         self.flush()
-        future = self.host.submit(text)
+        wake = self._wake_pipe()
+        future = self.host.submit(text, lambda: os.write(wake[1], b"?"))
         interrupted = self._busy_until(future)
         if self._hung_up:
             self.host.cancel(future)
@@ -395,9 +418,7 @@ class TerminalSession:
 
         from .keys import INTERRUPT
 
-        if self._wake is None:
-            self._wake = os.pipe()
-        wake_read, wake_write = self._wake
+        wake_read, wake_write = self._wake_pipe()
         future.add_done_callback(lambda _: os.write(wake_write, b"."))
         if self._drop_through_interrupt(INTERRUPT):
             return True
@@ -405,12 +426,68 @@ class TerminalSession:
             ready, _, _ = select.select([self.fd, wake_read], [], [])
             if wake_read in ready:
                 os.read(wake_read, 512)
+                pending = self.host.take_prompt()
+                if pending is not None:
+                    outcome = self._prompt(*pending)
+                    if outcome is not None:
+                        return outcome
                 continue
             outcome = self._collect_typed()
             if outcome is not None:
                 return outcome
         # A byte the callback writes after this returns only wakes the next turn's loop once, harmlessly.
         return False
+
+    def _wake_pipe(self) -> tuple[int, int]:
+        """A pipe whose read end wakes the main thread: a turn ended, or opened a prompt."""
+        if self._wake is None:
+            self._wake = os.pipe()
+        return self._wake
+
+    def _prompt(self, ask, answer) -> bool | None:
+        """Show a behaviour's prompt and read keys until it is answered (None), Ctrl-C cancels the turn
+        (True) or the terminal hangs up (False). Keys typed before the prompt opened stay type-ahead for
+        the input line: only keys pressed while it shows answer it."""
+        import select
+        from collections import deque
+
+        from .asking import PromptState, draw, erase
+        from .keys import INTERRUPT
+
+        state = PromptState(ask)
+        width = _columns(self.fd)
+        rows = state.rows(width)
+        self.emit(draw(rows))
+        keys: deque[tuple[str, str]] = deque()
+        while True:
+            while keys:
+                kind, text = keys.popleft()
+                if kind == INTERRUPT:
+                    self.emit(erase(rows, width))
+                    self.events.clear()
+                    return True
+                choice, rest = state.feed(kind, text)
+                if choice is not None:
+                    self.events.extend([*rest, *keys])
+                    self.emit(erase(rows, width))
+                    self.flush()
+                    answer(choice)
+                    return None
+                fresh = state.rows(width)
+                if fresh != rows:
+                    self.emit(erase(rows, width) + draw(fresh))
+                    rows = fresh
+            self.flush()
+            # A lone ESC is the Esc key once nothing follows it for a moment (a sequence arrives at once).
+            wait = 0.05 if self.decoder.holds_escape else None
+            ready, _, _ = select.select([self.fd], [], [], wait)
+            if not ready:
+                keys.extend(self.decoder.lone_escape())
+                continue
+            data = self._read()
+            if data is None:
+                return False
+            keys.extend(self.decoder.feed(data))
 
     def _busy(self, seconds: float) -> bool:
         """Wait ``seconds`` while collecting type-ahead; True if Ctrl-C cancelled the wait.
@@ -453,6 +530,14 @@ class TerminalSession:
                     self.events.popleft()
                 return True
         return False
+
+
+def _columns(fd: int) -> int:
+    """The terminal's width; 80 when it cannot tell."""
+    try:
+        return os.get_terminal_size(fd).columns or 80
+    except OSError:
+        return 80
 
 
 def _raw(mode: list) -> list:

@@ -31,6 +31,11 @@ class Composer:
         return "".join(text for text, _ in self._parts)
 
     @property
+    def shown(self) -> str:
+        """The line as the screen shows it (long pastes as their placeholder)."""
+        return "".join(shown for _, shown in self._parts)
+
+    @property
     def empty(self) -> bool:
         return not self._parts
 

@@ -30,6 +30,14 @@ TRACE_RESULT_PREFIX = "  \u23bf "
 ERROR_PREFIX = "ERROR: mock "
 BEHAVIOUR_ERROR_PREFIX = "ERROR: mock behaviour failed: "
 
+# Prompts a behaviour raises (``turn.ask``, see asking.py): the key hint that ends each kind, the mark
+# after an option that takes text (and before its text field), the indent of an option's description.
+PERMISSION_HINT = "Enter to confirm \u00b7 Esc to cancel"
+QUESTION_HINT = "Enter to select \u00b7 Esc to cancel"
+TEXT_HINT = "Enter to send \u00b7 Esc to go back"
+TEXT_MARK = "\u270e"
+DESCRIPTION_INDENT = "     "
+
 # Shown between the lines of a multi-line input in its one-line reply.
 LINE_JOINER = " \u23ce "
 

@@ -18,6 +18,10 @@ ENTER = "enter"
 BACKSPACE = "backspace"
 INTERRUPT = "interrupt"
 EOF = "eof"
+# Keys only a prompt of a behaviour (``turn.ask``) reacts to; the input line ignores them.
+UP = "up"
+DOWN = "down"
+ESCAPE = "escape"
 
 Event = tuple[str, str]
 
@@ -34,9 +38,12 @@ class KeyDecoder:
 
     Kinds: ``text`` (typed characters, merged per chunk), ``paste`` (everything between the bracketed
     paste markers, verbatim except that CR LF and lone CR become LF), ``enter`` (CR or LF outside a
-    paste; CR LF counts once), ``backspace`` (DEL or BS), ``interrupt`` (Ctrl-C), ``eof`` (Ctrl-D).
-    Other control characters and escape sequences (arrow keys, focus reports...) are dropped; an ESC
-    followed by anything but ``[`` or ``O`` is dropped alone, so Alt+key still types the key.
+    paste; CR LF counts once), ``backspace`` (DEL or BS), ``interrupt`` (Ctrl-C), ``eof`` (Ctrl-D),
+    ``up`` and ``down`` (the arrow keys, in either cursor mode) and ``escape``: an ESC followed by
+    anything but ``[`` or ``O`` (that character is then decoded normally, so Alt+key still types the
+    key). An ESC that ends the input so far is held back, as the start of a sequence may be; a reader
+    that sees nothing follow it soon takes it as the Esc key with :meth:`KeyDecoder.lone_escape`.
+    Other control characters and escape sequences (other keys, focus reports...) are dropped.
     """
 
     def __init__(self) -> None:
@@ -49,6 +56,19 @@ class KeyDecoder:
     def in_paste(self) -> bool:
         """True between a paste's start marker and its end marker."""
         return self._paste is not None
+
+    @property
+    def holds_escape(self) -> bool:
+        """True when the input so far ends with an ESC that may still start a sequence."""
+        return self._held == "\x1b" and self._paste is None
+
+    def lone_escape(self) -> list[Event]:
+        """The held ESC as the Esc key (call it when no byte followed it for a while)."""
+        if not self.holds_escape:
+            return []
+        self._held = ""
+        self._after_cr = False
+        return [(ESCAPE, "")]
 
     def feed(self, data: bytes) -> list[Event]:
         """Decode one chunk; returns the events it completes."""
@@ -79,6 +99,11 @@ class KeyDecoder:
                 if text.startswith(PASTE_START, i):
                     _flush_typed(typed, events)
                     self._paste = []
+                else:
+                    key = _KEYS.get(text[i + 1:i + length]) if length > 1 else ESCAPE
+                    if key is not None:
+                        _flush_typed(typed, events)
+                        events.append((key, ""))
                 self._after_cr = False
                 i += length
                 continue
@@ -99,6 +124,9 @@ class KeyDecoder:
             i += 1
         _flush_typed(typed, events)
         return events
+
+
+_KEYS = {"[A": UP, "OA": UP, "[B": DOWN, "OB": DOWN}
 
 
 def _flush_typed(typed: list[str], events: list[Event]) -> None:

@@ -10,6 +10,7 @@ from cao_hookspecs import AgentProfile, LaunchContext, LaunchPlan, ProviderCapab
 from cao_launch_core.json_config import mcp_config
 
 from .contract import DEFAULT_DELAY_MS, VERSION
+from .prompts import read_prompt
 from .screen import detect_status, extract_last_message
 
 NAME = "mock_cli"
@@ -95,6 +96,7 @@ def mock_provider() -> ProviderSpec:
         launch=launch,
         detect_status=detect_status,
         extract_last_message=extract_last_message,
+        read_prompt=read_prompt,
         exit_command="/exit",
         description="Offline mock agent: answers every input with '> MOCK: <input>' (no account, no network)",
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.0,

@@ -1,4 +1,4 @@
-"""Reading mock_cli's rendered screen: its status, and its last answer.
+"""Reading mock_cli's rendered screen: its status, and its last answer (its prompts: ``prompts``).
 
 Both functions take text shaped like ``tmux capture-pane -p`` output: one line per terminal row,
 trailing blanks stripped (they strip again, and drop ANSI escapes, so ``-e`` captures work too).
@@ -19,7 +19,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _REPLY = re.compile(r">\s*MOCK: ?(.*)")
 
 
-def _rows(text: str) -> list[str]:
+def screen_rows(text: str) -> list[str]:
     return [_ANSI.sub("", row).rstrip() for row in text.split("\n")]
 
 
@@ -48,6 +48,7 @@ def detect_status(screen: str) -> StatusReport:
     Rules, first match wins (the ``evidence`` names the one that matched):
 
     - nothing on screen: unknown;
+    - a behaviour's prompt (``prompts.read_prompt`` reads one): waiting_user_answer;
     - no prompt row at all: processing once the banner is shown, else unknown;
     - last non-empty row is the bare prompt ``❯``: look at the rows between the last input row
       (``❯ <text>``) and it: an ``ERROR: mock ...`` row (an injected failure or a failed behaviour)
@@ -57,11 +58,18 @@ def detect_status(screen: str) -> StatusReport:
     - last non-empty row is an input row (echoed input, answer not printed yet): processing;
     - anything else below the last prompt: processing.
     """
-    rows = _rows(screen)
+    rows = screen_rows(screen)
     while rows and not rows[-1]:
         rows.pop()
     if not rows:
         return _report(TerminalStatus.UNKNOWN, "empty screen")
+    from .prompts import read_prompt  # it reads rows with this module's helpers
+
+    prompt = read_prompt(screen)
+    if prompt is not None:
+        what = "a text field" if prompt.free_text else f"{len(prompt.options)} options"
+        return _report(TerminalStatus.WAITING_USER_ANSWER,
+                       f"a {prompt.kind.value} prompt with {what} above its key hint {rows[-1]!r}")
     if not any(row.startswith(PROMPT_GLYPH) for row in rows):
         if BANNER in rows:
             return _report(TerminalStatus.PROCESSING, "banner shown, prompt not drawn yet")
@@ -98,7 +106,7 @@ def extract_last_message(text: str) -> str:
     ``-J``) and is joined to it. Only a joined capture keeps blanks that fell on a wrap point. When the
     last turn ended without an answer (a behaviour returned None), there is no answer to return.
     """
-    rows = _rows(text)
+    rows = screen_rows(text)
     for index in range(len(rows) - 1, -1, -1):
         row = rows[index]
         if row.startswith(NO_ANSWER_LINE):

@@ -25,7 +25,11 @@ from .contract import (
 )
 
 if TYPE_CHECKING:
+    from .asking import Ask, Choice
     from .behaviours import Behaviour
+
+    #: A prompt the turn opened, and how to give it its answer (callable from any thread).
+    Pending = tuple[Ask, Callable[[Choice], None]]
 
 # The protocol lines cao puts at the end of tasks and messages (upstream's wording, see
 # cao_kernel.orchestration). Each stands on a line of its own; several messages from one sender may
@@ -87,7 +91,8 @@ class Turn:
     - ``memory``: a dict kept for the agent's life, ``number``: 1 for the first turn;
     - ``terminal_id``: this agent's own terminal id (``CAO_TERMINAL_ID``), or None outside cao;
     - ``await turn.call(tool, **args)``: call an MCP tool of the agent's servers and get its result;
-    - ``await turn.think(seconds)``: stay busy; ``turn.say(text)``: print a progress row.
+    - ``await turn.think(seconds)``: stay busy; ``turn.say(text)``: print a progress row;
+    - ``await turn.ask(...)``: show a prompt and wait for the person's answer (see ``asking``).
     """
 
     def __init__(self, text: str, number: int, memory: dict[str, Any], host: BehaviourHost) -> None:
@@ -125,6 +130,32 @@ class Turn:
         """Print one progress row (shown on the agent's screen; never read as an answer)."""
         self._host.row(TRACE_PREFIX + _one_line(text))
 
+    async def ask(self, question: str | None = None, options: Any = None, *, tool: str | None = None,
+                  arguments: dict[str, Any] | None = None, kind: str | None = None) -> Choice:
+        """Show a prompt and wait until it is answered; returns the :class:`~.asking.Choice`.
+
+        With a ``tool`` (kind ``permission``): ``Allow <tool>(<arguments>)?`` with the options yes, yes
+        and don't ask again for the tool, and no with a text field. Without one (kind ``question``):
+        ``question`` with ``options`` (strings or ``asking.Option``). The turn stays waiting on the
+        person meanwhile; once answered, the question and the answer stay on screen as progress rows.
+        """
+        from .asking import build_ask
+
+        request = build_ask(question, options, tool=tool, arguments=arguments, kind=kind)
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[Choice] = loop.create_future()
+
+        def settle(choice: Choice) -> None:
+            if not answered.done():
+                answered.set_result(choice)
+
+        self._host.open_prompt(request, lambda choice: loop.call_soon_threadsafe(settle, choice))
+        choice = await answered
+        self.say(request.question)
+        said = f"{choice.number}. {choice.label}" + (f": {choice.text}" if choice.text is not None else "")
+        self._host.row(TRACE_RESULT_PREFIX + _one_line(said))
+        return choice
+
 
 class BehaviourHost:
     """Runs one behaviour's turns, one at a time, on an event loop in a background thread.
@@ -146,6 +177,24 @@ class BehaviourHost:
         self._connections: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._prompt_lock = threading.Lock()
+        self._pending: Pending | None = None
+        self._prompt_opened: Callable[[], None] | None = None
+
+    def open_prompt(self, ask: Ask, answer: Callable[[Choice], None]) -> None:
+        """Called by a turn (loop thread): hand the prompt to whoever reads the keys."""
+        opened = self._prompt_opened
+        if opened is None:
+            raise RuntimeError("this mock_cli reads no answers: a behaviour can ask only in mock_cli")
+        with self._prompt_lock:
+            self._pending = (ask, answer)
+        opened()
+
+    def take_prompt(self) -> Pending | None:
+        """The prompt a turn opened and nobody took yet (main thread), or None."""
+        with self._prompt_lock:
+            pending, self._pending = self._pending, None
+        return pending
 
     def row(self, text: str) -> None:
         if not self._muted:
@@ -167,11 +216,18 @@ class BehaviourHost:
             self._loop, self._thread = loop, thread
         return self._loop
 
-    def submit(self, text: str) -> concurrent.futures.Future[str | None]:
-        """Start a turn for ``text``; the future holds the behaviour's answer (or its exception)."""
+    def submit(self, text: str, prompt_opened: Callable[[], None] | None = None
+               ) -> concurrent.futures.Future[str | None]:
+        """Start a turn for ``text``; the future holds the behaviour's answer (or its exception).
+
+        ``prompt_opened`` is called (from the loop thread) each time the turn opens a prompt; the
+        caller then takes it with :meth:`take_prompt` and answers it. Without it, asking fails the turn.
+        """
         loop = self._start()
         self.turns += 1
         self._muted = False
+        self._prompt_opened = prompt_opened
+        self.take_prompt()
         turn = Turn(text, self.turns, self.memory, self)
 
         async def run() -> str | None:
@@ -187,6 +243,7 @@ class BehaviourHost:
         # Muted first: the turn may still be printing a row from the loop thread while it unwinds.
         self._muted = True
         future.cancel()
+        self.take_prompt()
 
     def close(self, timeout: float = 2.0) -> None:
         """Close the MCP connections (their servers exit) and stop the loop thread."""
