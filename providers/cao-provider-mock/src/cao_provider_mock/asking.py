@@ -54,7 +54,7 @@ class Option:
     """One option of a prompt: its ``label``, an optional ``description`` (drawn under it), and whether
     picking it opens a text field (``takes_text``)."""
 
-    __slots__ = ("label", "description", "takes_text")
+    __slots__ = ("description", "label", "takes_text")
 
     def __init__(self, label: str, description: str = "", *, takes_text: bool = False) -> None:
         self.label = _one_line(label)
@@ -71,7 +71,7 @@ class Choice:
     """What the person picked: the option's ``number`` (from 1) and ``label``, and the ``text`` typed in
     its text field (None for an option that takes none, or when Esc refused)."""
 
-    __slots__ = ("number", "label", "text")
+    __slots__ = ("label", "number", "text")
 
     def __init__(self, number: int, label: str, text: str | None = None) -> None:
         self.number = number
@@ -92,7 +92,7 @@ class Choice:
 class Ask:
     """A prompt as a behaviour asked it (built by :func:`build_ask`)."""
 
-    __slots__ = ("kind", "question", "options", "tool", "arguments")
+    __slots__ = ("arguments", "kind", "options", "question", "tool")
 
     def __init__(self, kind: str, question: str, options: tuple[Option, ...], tool: str | None,
                  arguments: dict[str, str]) -> None:

@@ -40,3 +40,24 @@ async def scripted(turn):
 
 def not_async(turn):
     return "sync functions are refused"
+
+
+async def asking(turn):
+    """Asks what its task says and answers with the choice: ``ask`` a question, ``allow <args>`` a
+    permission for ``tool`` with ``a=1 b=2`` style arguments, ``twice`` two questions in a row, ``slow``
+    the question after half a second."""
+    from cao_provider_mock.asking import Option
+
+    word, _, rest = turn.task.partition(" ")
+    if word == "slow":
+        await turn.think(0.5)
+    if word == "allow":
+        arguments = dict(pair.split("=", 1) for pair in rest.split()) if rest else {}
+        choice = await turn.ask(tool="tool", arguments=arguments)
+    else:
+        choice = await turn.ask("Pick a colour?", ["Red", Option("Green", "the calm one"),
+                                                   Option("Other", takes_text=True)])
+        if word == "twice":
+            second = await turn.ask("Sure?", ["Yes", "No"])
+            return f"{choice.number} {choice.label} {choice.text}; {second.number} {second.label}"
+    return f"{choice.number} {choice.label} {choice.text}"
