@@ -225,10 +225,12 @@ def test_escape_picks_the_last_option_without_text():
     assert _state().feed(ESCAPE, "") == (Choice(3, "Other"), [])
 
 
-def test_a_paste_never_picks():
+def test_a_paste_picks_only_when_it_is_a_digit_alone():
     state = _state()
-    assert state.feed(PASTE, "1") == (None, [])
+    for pasted in ("[Message from terminal 12345678] pick 1", "12", "0", "4", ""):
+        assert state.feed(PASTE, pasted) == (None, [])
     assert state.cursor == 1 and state.typing is None
+    assert state.feed(PASTE, " 2\n") == (Choice(2, "Green"), [])
 
 
 def test_the_text_field_takes_typing_pastes_and_backspace_and_esc_goes_back():

@@ -11,7 +11,8 @@ A prompt is drawn at the bottom of the screen, under a blank row, while the turn
 
 A question's options may carry a description, drawn on rows of their own indented by five blanks. A
 digit picks its option at once; Up and Down move the ❯, Enter picks the option under it; Esc picks the
-last option (a permission's refusal) with no text. An option marked ✎ opens a text field instead::
+last option (a permission's refusal) with no text. A paste picks only when it is an option's digit
+alone. An option marked ✎ opens a text field instead::
 
     Allow Bash(rm -rf build)?
       3. No, and tell the agent what to do differently ✎
@@ -233,9 +234,14 @@ class PromptState:
         elif kind == ESCAPE:
             last = len(self.ask.options)
             return Choice(last, self.ask.options[last - 1].label), []
-        # A paste never picks an option: pasted text (a message typed in at the wrong time, say) may hold
-        # digits, and only a person's deliberate key should answer.
+        elif kind == PASTE and text.strip() in self._digits():
+            # An answer pasted on its own (an older client pastes it, then presses Enter) picks; any
+            # other paste (a message typed in at the wrong time, holding digits) never does.
+            return self._pick(int(text.strip())), []
         return None, []
+
+    def _digits(self) -> set[str]:
+        return {str(number) for number in range(1, len(self.ask.options) + 1)}
 
     def _char(self, ch: str) -> Choice | None:
         if self.typing is not None:
