@@ -101,3 +101,61 @@ def test_any_screen_reads_with_short_evidence_and_answer_bounds_inside_it(rows):
             assert str(exc) == "the last Acme answer is empty"
         else:
             assert text and text == text.strip() and "▸ Credits" not in text.splitlines()[-1]
+
+
+# -- the [y/n/t] permission question as a prompt --------------------------------------------------
+
+ASK = "Allow this action? Use 't' to trust (always allow) this tool for the session. [y/n/t]:"
+
+
+def test_an_open_question_reads_as_a_permission_prompt_with_letter_keys():
+    from cao_hookspecs import OptionEffect, PromptKind
+
+    rows = [f"{PROMPT} clean up", "> Cleaning.", "Using tool: fs_read", " ● Completed in 0.1s", "",
+            "Using tool: execute_bash", " ● I will run the following shell command:", "rm -rf build", "tmp",
+            "",
+            ASK, "", PROMPT]
+    prompt = CHAT.prompt(rows)
+    assert prompt is not None and prompt.kind == PromptKind.PERMISSION
+    assert (prompt.question, prompt.tool, dict(prompt.arguments)) == (
+        "Allow this action?", "execute_bash", {"command": "rm -rf build\ntmp"})
+    assert [(o.label, o.keys, o.effect) for o in prompt.options] == [
+        ("y", ("y", "Enter"), OptionEffect.ALLOW), ("n", ("n", "Enter"), OptionEffect.DENY),
+        ("t", ("t", "Enter"), OptionEffect.ALLOW_ALWAYS)]
+    assert prompt.default is None and not prompt.free_text
+    # The evidence starts at the asking tool, not at an earlier tool of the same turn.
+    assert prompt.evidence[0] == "Using tool: execute_bash" and prompt.evidence[-2:] == (ASK, PROMPT)
+
+
+def test_the_command_on_the_tool_row_and_a_question_naming_no_command():
+    kiro = ChatScreen(name="Kiro", tool=re.compile(r"[Uu]sing tool:? (?P<tool>[\w.-]+)"),
+                      turn_error=re.compile("x"))
+    rows = [f"{PROMPT} go", "I will run the following command: ls -la (using tool: shell)", "Purpose: look",
+            ASK, PROMPT]
+    prompt = kiro.prompt(rows)
+    assert prompt is not None and (prompt.tool, dict(prompt.arguments)) == ("shell", {"command": "ls -la"})
+    bare = CHAT.prompt([ASK, PROMPT])
+    assert bare is not None and bare.tool is None and not bare.arguments and bare.evidence == (ASK, PROMPT)
+
+
+@pytest.mark.parametrize("rows", [
+    [f"{PROMPT} go", ASK, f"{PROMPT} y", "> Done.", PROMPT],        # answered: it stays in the scrollback
+    [f"{PROMPT} go", ASK, f"{PROMPT} [Message from terminal 0a1b2c3d] Status?"],  # text typed at the prompt
+    [f"{PROMPT} go", ASK, PROMPT, "⠋ Thinking..."],                 # the prompt is not the last row
+    [f"{PROMPT} go", ASK, "some output", PROMPT],                   # the question is not the row above it
+    [f"{PROMPT} go", "> The CLI asks: " + ASK, "", PROMPT + " t"],
+    [PROMPT],
+    [],
+])
+def test_no_open_question(rows):
+    assert CHAT.prompt(rows) is None
+
+
+def test_a_hint_at_the_prompt_is_not_typed_text():
+    assert CHAT.prompt([ASK, f"{PROMPT} How can I help?"]) is not None
+
+
+@given(st.lists(st.text(max_size=60), max_size=20))
+def test_the_question_reader_never_raises(rows):
+    CHAT.prompt(rows)
+    CHAT.prompt([*rows, ASK, PROMPT])

@@ -11,7 +11,8 @@
 
 The prompt is ``[agent] `` then optional ``N% `` (context used), ``λ ``, ``↯ `` and ``!`` markers, then
 ``> `` (the format Q's own prompt parser accepts). A tool that needs permission ends its block with
-``Allow this action? ... [y/n/t]:`` and the prompt, where the answer is typed. What differs between
+``Allow this action? ... [y/n/t]:`` and the prompt, where the answer is typed (:meth:`ChatScreen.prompt`
+reads it into a ``Prompt``). What differs between
 the CLIs (the name evidence gives them, how a tool is named, how a failed turn reads) is a
 :class:`ChatScreen`; everything works on the rendered text ``capture-pane`` gives (no colours).
 """
@@ -22,18 +23,31 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cao_hookspecs import StatusReport, TerminalStatus
+from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption, StatusReport, TerminalStatus
 from cao_screen_core.reports import EVIDENCE_LENGTH
 from cao_screen_core.rows import last_index
 
 __all__ = [
-    "ANSWER", "CREDITS", "FATAL", "HINTS", "MCP_LOADING", "PERMISSION", "PROMPT", "SPINNER", "ChatScreen",
+    "ANSWER", "COMMAND", "CREDITS", "FATAL", "HINTS", "MCP_LOADING", "PERMISSION", "PERMISSION_OPTIONS",
+    "PROMPT", "SPINNER", "ChatScreen",
     "Reading", "find_prompts", "last_answer", "reading",
 ]
 
 PROMPT = re.compile(r"^\[(?P<agent>[^\]\s]{1,128})\] (?:\d{1,3}% )?(?:λ )?(?:↯ )?!?>(?: (?P<rest>.*))?$")
 ANSWER = re.compile(r"^>(?: (?P<text>.*))?$")
 PERMISSION = re.compile(r"Allow this action\?.*\[y/n/t\]:")
+#: The shell command a permission question is about, on its own row (``I will run the following
+#: command: ls (using tool: shell)``) or on the rows after it (``● I will run the following shell
+#: command:`` then the command, up to a blank row).
+COMMAND = re.compile(r"I will run the following (?:shell )?command:"
+                     r"(?: (?P<command>.+?))?(?: \(using tool: [\w.-]+\))?$")
+#: The answers a ``[y/n/t]`` question takes, typed at the chat prompt and sent with Enter; the wording
+#: of the third is the question's own.
+PERMISSION_OPTIONS = (
+    ("y", "allow this action", OptionEffect.ALLOW),
+    ("n", "deny this action", OptionEffect.DENY),
+    ("t", "trust (always allow) this tool for the session", OptionEffect.ALLOW_ALWAYS),
+)
 # One frame of the braille Dots spinner then its message ("⠋ Thinking...", "⠏ 0 of 1 mcp servers
 # initialized..."). The logo's braille art never has one braille cell followed by a space and a word.
 SPINNER = re.compile(r"^\s*[\u2801-\u28ff] +\S.*[A-Za-z]")
@@ -158,6 +172,56 @@ class ChatScreen:
                 return reading(TerminalStatus.COMPLETED, f"answer{about}, prompt back", rows, (i, bottom),
                                marker=">")
         return reading(TerminalStatus.IDLE, f"prompt back without an answer{about}")
+
+    def prompt(self, rows: list[str]) -> Prompt | None:
+        """The open ``[y/n/t]`` permission question of a chat screen, or None.
+
+        Open means: the question is the last row before the chat prompt, the prompt is the last row
+        on screen, and nothing is typed at it (answered questions stay in the scrollback, each followed
+        by a prompt holding the answer and more output). A question whose prompt already holds text
+        (a message typed in while it waited) is not read either: keys pressed now would be added to
+        that text, not answer the question. ``tool`` is the one its block names (``using tool: shell``,
+        ``Using tool: execute_bash``) and ``arguments`` the shell command when the block shows one.
+        """
+        filled = [i for i, row in enumerate(rows) if row.strip()]
+        if len(filled) < 2:
+            return None
+        bottom, question = filled[-1], filled[-2]
+        if not PROMPT.match(rows[bottom]) or not PERMISSION.search(rows[question]):
+            return None
+        pending = _rest(rows[bottom])
+        if pending and pending not in HINTS:
+            return None
+        # The tool block: from the row after the previous prompt (the user's message) to the question.
+        start = max((p + 1 for p in find_prompts(rows) if p < bottom), default=0)
+        block = rows[start:question]
+        tool = next((m.group("tool") for row in reversed(block) if (m := self.tool.search(row))), None)
+        arguments = _command(block)
+        # The evidence starts at the asking tool's row (an earlier tool of the turn is not part of it).
+        first = last_index(block, self.tool.search)
+        if first is None:
+            first = last_index(block, COMMAND.search)
+        shown = [row for row in (block[first:] if first is not None else []) if row.strip()]
+        options = tuple(PromptOption(label=key, keys=(key, "Enter"), effect=effect, description=meaning)
+                        for key, meaning, effect in PERMISSION_OPTIONS)
+        return Prompt(kind=PromptKind.PERMISSION, question="Allow this action?", tool=tool,
+                      arguments=arguments, options=options, evidence=(*shown, rows[question], rows[bottom]))
+
+
+def _command(block: list[str]) -> dict[str, str]:
+    for index in range(len(block) - 1, -1, -1):
+        found = COMMAND.search(block[index])
+        if found is None:
+            continue
+        if found.group("command"):
+            return {"command": found.group("command").strip()}
+        lines = []
+        for row in block[index + 1:]:
+            if not row.strip():
+                break
+            lines.append(row)
+        return {"command": "\n".join(lines)} if lines else {}
+    return {}
 
 
 def last_answer(read_screen: Callable[[str], Reading], text: str, product: str) -> str:

@@ -13,6 +13,7 @@ from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from cao_launch_core.record import provider_spec
 
 from . import launch, screen
+from .prompts import read_prompt
 from .dialogs import STARTUP_DIALOGS
 
 __all__ = ["AGENT_DIRS", "NAME", "TESTED_VERSIONS", "kiro_cli_provider", "model_endpoint", "parse_version"]
@@ -52,6 +53,7 @@ def kiro_cli_provider() -> ProviderSpec:
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.3,
                                           uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
+        read_prompt=read_prompt,
         tested_versions=TESTED_VERSIONS,
         agent_dirs=AGENT_DIRS,
         model_endpoint=model_endpoint,

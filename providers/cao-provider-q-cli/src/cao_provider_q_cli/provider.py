@@ -9,6 +9,7 @@ from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from cao_launch_core.record import provider_spec
 
 from . import launch, screen
+from .prompts import read_prompt
 
 __all__ = ["NAME", "TESTED_VERSIONS", "model_endpoint", "parse_version", "q_cli_provider"]
 
@@ -43,6 +44,7 @@ def q_cli_provider() -> ProviderSpec:
                                           uncertain_delivery="retype"),
         # q draws no start-up dialog cao must answer (sign-in problems stop it; see chat_screen.FATAL).
         startup_dialogs=(),
+        read_prompt=read_prompt,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
     )
