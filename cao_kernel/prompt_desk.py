@@ -100,6 +100,9 @@ class _Shown:
     answer: PromptEvent | None = None  # the answer given to ``open``
     timer: asyncio.TimerHandle | None = None
     lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    # An answer is being typed: what the screen shows meanwhile (the text field an option opened) is
+    # part of it, not a new prompt.
+    typing: bool = False
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -135,7 +138,7 @@ class PromptDesk:
         if live.tracker.failed_for_good:
             return report
         shown = self._state(live.id)
-        if shown.open is not None and shown.open.prompt.fingerprint == report.prompt.fingerprint:
+        if shown.typing or (shown.open is not None and shown.open.prompt.fingerprint == report.prompt.fingerprint):
             return report
         self._open(live, shown, report.prompt)
         return report
@@ -253,8 +256,10 @@ class PromptDesk:
             prompt = opened.prompt
             numbers = [prompt.default] if on_timeout == "default" else prompt.numbers_with("deny")  # type: ignore[arg-type]
             if numbers and numbers[0]:
+                reason = f"no answer in time: took the {on_timeout}"
+                text = f"Nobody answered in time ({reason})" if prompt.option(numbers[0]).takes_text else None
                 await self._answer_quietly(terminal_id, opened, PromptDecision(
-                    by="timeout", option=numbers[0], reason=f"no answer in time: took the {on_timeout}"))
+                    by="timeout", option=numbers[0], text=text, reason=reason))
                 return
         live = self._lookup(terminal_id)
         caller = live.record.caller_id if live is not None else None
@@ -304,24 +309,34 @@ class PromptDesk:
             number = _choose(now, option, text)
             if number is None and text is not None and not now.free_text:
                 raise self._refuse(opened, by, option, text, f"prompt {opened.id} takes no text")
-            keys = list(now.option(number).keys) if number is not None else []
-            # No input latch here (unlike a message): the status stays waiting until the screen moves on,
-            # which is how the answer learns that its keys worked.
-            if keys:
-                await self._io.run(self._backend.send_keys, terminal_id, [validate.key(k) for k in keys])
-            if text is not None:
-                if keys:
-                    await live.tracker.next_screen(TEXT_FIELD_WAIT)
-                caps = live.provider.capabilities
-                await self._io.run(self._backend.send_text, terminal_id, text, enter_count=caps.enter_count,
-                                   submit_delay=caps.submit_delay)
+            keys = [validate.key(k) for k in now.option(number).keys] if number is not None else []
+            # Recorded before the keys go out, so the trail reads opened, answered, closed.
             event = self._record(PromptEventKind.ANSWERED, opened, by=by, option=number, text=text,
                                  detail=reason)
-            if shown.open is opened:
-                shown.answer = event
-                if shown.timer is not None:
-                    shown.timer.cancel()
-                    shown.timer = None
+            shown.answer = event
+            if shown.timer is not None:
+                shown.timer.cancel()
+                shown.timer = None
+            # No input latch here (unlike a message): the status stays waiting until the screen moves on,
+            # which is how the answer learns that its keys worked.
+            shown.typing = text is not None
+            try:
+                if keys:
+                    await self._io.run(self._backend.send_keys, terminal_id, keys)
+                if text is not None:
+                    if keys:
+                        await live.tracker.next_screen(TEXT_FIELD_WAIT)
+                    caps = live.provider.capabilities
+                    await self._io.run(self._backend.send_text, terminal_id, text, enter_count=caps.enter_count,
+                                       submit_delay=caps.submit_delay)
+            except Exception as exc:
+                self._record(PromptEventKind.REFUSED, opened, by=by, option=number, text=text,
+                             detail=f"typing the answer failed: {exc}")
+                if shown.answer is event:
+                    shown.answer = None
+                raise
+            finally:
+                shown.typing = False
         await self._left(live, opened)
         return event
 

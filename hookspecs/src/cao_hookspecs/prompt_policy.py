@@ -224,7 +224,9 @@ def decide(prompt: Prompt, policies: Iterable[tuple[str, PromptPolicy]]) -> Prom
             if not options:
                 return PromptDecision(by=by, ask=True,
                                       reason=f"{reason}, but the prompt has no option that does that")
-            return PromptDecision(by=by, option=options[0], reason=reason)
+            # An option that asks why (``No, and tell the agent what to do differently``) is told.
+            text = f"Not allowed by a cao prompt policy: {reason}" if prompt.option(options[0]).takes_text else None
+            return PromptDecision(by=by, option=options[0], text=text, reason=reason)
     return None
 
 
