@@ -16,7 +16,10 @@ machine ends up in the files.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import stat
 import subprocess
 import sys
 import time
@@ -33,6 +36,7 @@ from cao_testkit.models.openai import OpenAIServer
 from cao_testkit.models.script import Script, call_tool, fail, reply, think
 from cao_testkit.recorder import ScreenRecorder, scratch_root
 from cao_testkit.recording import Recording, Retry, Scenario, World, npm, scenario_name
+from cao_testkit.steps import Outcome, answer_each_option
 
 KEY_VARIABLE = "CAO_SCRIPTED_OPENAI_KEY"
 MODEL = "scripted"
@@ -40,11 +44,25 @@ ANSWER = "The answer is 42, from the scripted model."
 PARAGRAPHS = "First paragraph of the answer.\n\nSecond paragraph, after a blank line."
 
 
-def recorder(world: World) -> ScreenRecorder:
-    """The scenario's one terminal, named and placed as cao names and places an agent's."""
+def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
+    """The scenario's terminals (one after another: a prompt is answered once per fresh terminal), named
+    and placed as cao names and places an agent's."""
     runtime_root = world.home / ".aws" / "cli-agent-orchestrator" / "runtime" / "terminals"
-    return world.recorder(ids=iter([0x0123ABCD]), terminal_name="coder-0001", session_name="cao-record",
-                          runtime_root=runtime_root, runtime_name="{id}", submit_delay=0.2)
+    rec = world.recorder(size, ids=itertools.count(0x0123ABCD), terminal_name="coder-0001",
+                         session_name="cao-record", runtime_root=runtime_root, runtime_name="{id}",
+                         submit_delay=0.2)
+    if not getattr(rec, "neutral_paths", False):
+        # Every screen read (waited for, read as a prompt, saved) shows the recording's folders from the
+        # sandbox HOME, so nothing of the recording machine ends up in a file or an expected prompt.
+        capture = rec.screen
+        rec.screen = lambda: _neutral(capture(), world)  # type: ignore[method-assign]
+        rec.neutral_paths = True  # type: ignore[attr-defined]
+    return rec
+
+
+def _neutral(screen: str, world: World) -> str:
+    # The longest path goes first: the home is inside the root.
+    return screen.replace(str(world.home), "~").replace(str(world.root), "~/..")
 
 
 def profile(world: World, **fields: Any) -> AgentProfile:
@@ -191,7 +209,7 @@ def _trust(rec: ScreenRecorder, world: World) -> str:
     return shown(rec, "Trust this folder?")
 
 
-def _update_prompt(rec: ScreenRecorder, world: World) -> str:
+def _update_start(rec: ScreenRecorder, world: World, **options: Any) -> None:
     # What a Codex that finds a newer release in its version cache shows at start-up. The private config
     # turns the check off; here it is on, and the cache is fresh so Codex does not ask the network.
     config = f"{HOME_DIR}/config.toml"
@@ -204,7 +222,11 @@ def _update_prompt(rec: ScreenRecorder, world: World) -> str:
 
     newer = ".".join([*world.version.split(".")[:-1], "999"])
     cache = json.dumps({"latest_version": newer, "last_checked_at": datetime.now(UTC).isoformat()})
-    start(rec, world, edit_file=with_update_check, files={f"{HOME_DIR}/version.json": cache})
+    start(rec, world, edit_file=with_update_check, files={f"{HOME_DIR}/version.json": cache}, **options)
+
+
+def _update_prompt(rec: ScreenRecorder, world: World) -> str:
+    _update_start(rec, world)
     return shown(rec, "Update available")
 
 
@@ -222,6 +244,171 @@ def _login(rec: ScreenRecorder, world: World) -> str:
     return shown(rec, "Press enter to continue")
 
 
+# -- prompts, each option answered on a fresh terminal ------------------------------------------------
+
+CREATED = "Created the marker file."
+MARKER_CALL = call_tool("exec_command", {"cmd": "touch marker", "sandbox_permissions": "require_escalated",
+                                         "justification": "Create the marker file?"})
+
+
+def _ready_sign(screen: str) -> bool:
+    return f"{MODEL} default \u00b7" in screen and "for shortcuts" in screen
+
+
+def _answering(name: str, size: tuple[int, int], fresh: Callable[[ScreenRecorder, World], None],
+               ask: Callable[[ScreenRecorder, World], str], outcomes: dict[int, Outcome],
+               note: str = "", dialog: str | None = None) -> Scenario:
+    """``name``: the prompt ``ask`` brings a fresh terminal (started by ``fresh``) to, and for each of its
+    options the screen after pressing that option's keys (``<name>_answer<n>``). A start-up ``dialog``'s
+    screen is saved here, naming the dialog as well as the prompt (the shared step names no dialog)."""
+    read_prompt = codex_provider().read_prompt
+
+    def run(world: World) -> None:
+        rec = recorder(world, size)
+        saved: list[str] = []
+
+        def started() -> ScreenRecorder:
+            fresh(rec, world)
+            return rec
+
+        def asked(r: ScreenRecorder) -> str:
+            screen = ask(r, world)
+            if dialog is not None and not saved:
+                r.save(name, screen, TerminalStatus.WAITING_USER_ANSWER.value, dialog=dialog,
+                       prompt=read_prompt(screen), note=note)
+                saved.append(name)
+            return screen
+
+        answer_each_option(started, asked, read_prompt, name=name, outcomes=outcomes, note=note,
+                           save_prompt=dialog is None)
+
+    return Scenario(name, run)
+
+
+def _approval_fresh(rec: ScreenRecorder, world: World) -> None:
+    start(rec, world, edit_argv=_no_yolo)
+    ready(rec)
+
+
+def _approval_ask(rec: ScreenRecorder, world: World) -> str:
+    world.server.script.add(MARKER_CALL, reply(CREATED))
+    rec.type("Create the marker file.")
+    return rec.wait(lambda s: "Press enter to confirm" in s, "the approval prompt")
+
+
+_APPROVED = Outcome(lambda s: CREATED in s and "Worked for" in s, "completed", last_message=CREATED)
+APPROVAL_OUTCOMES = {
+    1: _APPROVED,
+    2: _APPROVED,
+    3: Outcome(lambda s: "Press enter to confirm" not in s and _ready_sign(s), "idle",
+               note="the command declined: the turn ends, the composer waits for what to do instead"),
+}
+
+
+def _approvals(size: tuple[int, int]) -> Scenario:
+    suffix = "" if size == (220, 50) else f"-{size[0]}x{size[1]}"
+    return _answering(f"waiting-approval{suffix}", size, _approval_fresh, _approval_ask, APPROVAL_OUTCOMES,
+                      note="command approval (asked for on request)")
+
+
+def _trust_fresh(rec: ScreenRecorder, world: World) -> None:
+    repo = world.home / "repo"
+    if not repo.exists():
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    start(rec, world, cwd=repo)
+
+
+def _trust_ask(rec: ScreenRecorder, world: World) -> str:
+    return rec.wait(lambda s: "Trust this folder?" in s and "esc back" in s, "the trust dialog")
+
+
+TRUST_OUTCOMES = {
+    1: Outcome(_ready_sign, "idle", note="folder trusted: Codex starts"),
+    2: Outcome(lambda s: "Agent command center" in s, "unknown",
+               note="Codex shows its list of tasks instead of a session: no agent to talk to"),
+}
+
+
+def _trusts(size: tuple[int, int]) -> Scenario:
+    suffix = "" if size == (220, 50) else f"-{size[0]}x{size[1]}"
+    return _answering(f"waiting-trust-folder{suffix}", size, _trust_fresh, _trust_ask, TRUST_OUTCOMES,
+                      dialog="trust-folder")
+
+
+# "Update now" runs npm: a stand-in on PATH says what it was asked, so the answer neither installs nor
+# needs the network.
+NPM_STAND_IN = """#!/bin/sh
+echo "npm stand-in: npm $*"
+"""
+
+
+def _update_fresh(rec: ScreenRecorder, world: World) -> None:
+    folder = world.root / "stand-in-bin"
+    npm_program = folder / "npm"
+    if not npm_program.exists():
+        folder.mkdir()
+        npm_program.write_text(NPM_STAND_IN, encoding="utf-8")
+        npm_program.chmod(npm_program.stat().st_mode | stat.S_IXUSR)
+    _update_start(rec, world, plan_env={"PATH": f"{folder}:{os.environ['PATH']}"})
+
+
+def _update_ask(rec: ScreenRecorder, world: World) -> str:
+    return rec.wait(lambda s: "Update available \u00b7" in s and "esc skip" in s, "the update prompt")
+
+
+_SKIPPED = Outcome(lambda s: _ready_sign(s) and "Update available \u00b7" not in s, "idle",
+                   note="the update skipped: Codex starts")
+UPDATE_OUTCOMES = {
+    1: Outcome(lambda s: "Update ran successfully" in s, "unknown",
+               note="Codex ran the update (npm, a stand-in here) and exited"),
+    2: _SKIPPED,
+    3: _SKIPPED,
+}
+
+
+QUESTION = "Which database should I use?"
+QUESTION_CALL = call_tool("request_user_input", {"questions": [{
+    "id": "database", "header": "Database", "question": QUESTION,
+    "options": [{"label": "SQLite", "description": "Embedded"},
+                {"label": "Postgres", "description": "Server"}]}]})
+
+
+def _with_questions(name: str, content: str) -> str:
+    # Codex asks questions outside plan mode only with this feature on.
+    if name != f"{HOME_DIR}/config.toml":
+        return content
+    assert "shell_snapshot = false" in content, content
+    return content.replace("shell_snapshot = false",
+                           "shell_snapshot = false\ndefault_mode_request_user_input = true")
+
+
+NOTED = "Noted the choice."
+
+
+def _question_fresh(rec: ScreenRecorder, world: World) -> None:
+    start(rec, world, edit_file=_with_questions)
+    ready(rec)
+
+
+def _question_ask(rec: ScreenRecorder, world: World) -> str:
+    world.server.script.add(QUESTION_CALL, reply(NOTED))
+    rec.type("Set up storage.")
+    return rec.wait(lambda s: QUESTION in s and "enter to submit answer" in s, "the question")
+
+
+_CHOSEN = Outcome(lambda s: NOTED in s and "Worked for" in s, "completed", last_message=NOTED)
+
+
+def _questions(size: tuple[int, int]) -> Scenario:
+    suffix = "" if size == (220, 50) else f"-{size[0]}x{size[1]}"
+    return _answering(f"waiting-question{suffix}", size, _question_fresh, _question_ask,
+                      {1: _CHOSEN, 2: _CHOSEN,
+                       3: Outcome(lambda s: "Add notes" in s and "clear notes" in s, "waiting_user_answer",
+                                  note="its notes field opened: the answer is typed there, then Enter")},
+                      note="request_user_input, turned on outside plan mode by a feature flag")
+
+
 def scenario(name: str, status: TerminalStatus, answer: str | None, turns: list[Any],
              drive: Callable[[ScreenRecorder, World], str], *, dialog: str | None = None,
              note: str = "") -> Scenario:
@@ -231,7 +418,7 @@ def scenario(name: str, status: TerminalStatus, answer: str | None, turns: list[
         world.server.script.add(*turns)
         rec = recorder(world)
         # Paths under the recording's folders are shown from the sandbox HOME; the longest goes first.
-        screen = drive(rec, world).replace(str(world.home), "~").replace(str(world.root), "~/..")
+        screen = _neutral(drive(rec, world), world)
         rec.save(name, screen, status.value, last_message=answer, dialog=dialog, note=note)
 
     return Scenario(name, run)
@@ -255,22 +442,23 @@ SCENARIOS = [
              answered("List the folder, then answer.", "Worked for")),
     scenario("completed-after-mcp-tool", TerminalStatus.COMPLETED, "Noted it.",
              [call_tool("mcp__notes__add_note", {"text": "buy milk"}), reply("Noted it.")], _after_mcp_tool),
-    scenario("waiting-approval", TerminalStatus.WAITING_USER_ANSWER, None,
-             [call_tool("exec_command", {"cmd": "touch marker", "sandbox_permissions": "require_escalated",
-                                         "justification": "Create the marker file?"})], _approval),
+    _approvals((220, 50)),
+    _approvals((100, 30)),
     scenario("error-model-refusal", TerminalStatus.ERROR, None,
              [fail(400, "scripted refusal: context too long")],
              answered("Please fail.", "scripted refusal")),
     scenario("idle-interrupted", TerminalStatus.IDLE, None, [think(30, "never seen")], _interrupted),
     scenario("processing-typed-unsent", TerminalStatus.PROCESSING, None, [], _typed),
-    scenario("waiting-trust-folder", TerminalStatus.WAITING_USER_ANSWER, None, [], _trust,
-             dialog="trust-folder"),
-    scenario("waiting-update-prompt", TerminalStatus.WAITING_USER_ANSWER, None, [], _update_prompt,
-             dialog="update-prompt",
-             note="update check turned on, version cache seeded with a newer release"),
+    _trusts((220, 50)),
+    _trusts((100, 30)),
+    _answering("waiting-update-prompt", (220, 50), _update_fresh, _update_ask, UPDATE_OUTCOMES,
+               dialog="update-prompt",
+               note="update check turned on, version cache seeded with a newer release"),
     scenario("idle-update-skipped", TerminalStatus.IDLE, None, [], _update_skipped,
              note="the update prompt answered with its keys (Down, Enter: Skip)"),
     scenario("error-login", TerminalStatus.ERROR, None, [], _login),
+    _questions((220, 50)),
+    _questions((100, 30)),
 ]
 
 

@@ -10,6 +10,7 @@ from cao_launch_core.record import provider_spec
 
 from . import launch as launching
 from . import screen
+from .prompts import read_prompt
 from .codex_home import read_toml
 # Imported here too, so that code written against this module before launch.py keeps working.
 from .launch import BINARY, BINARY_ENV, launch, resolve_binary
@@ -73,4 +74,5 @@ def codex_provider() -> ProviderSpec:
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
         native_signal=native_signal,
+        read_prompt=read_prompt,
     )
