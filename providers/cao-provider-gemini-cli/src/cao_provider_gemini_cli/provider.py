@@ -11,6 +11,7 @@ from cao_launch_core.user_config import read_json_object
 from .config import user_gemini_dir
 from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
+from .prompts import read_prompt
 
 __all__ = ["NAME", "TESTED_VERSIONS", "gemini_cli_provider", "model_endpoint"]
 
@@ -87,4 +88,5 @@ def gemini_cli_provider() -> ProviderSpec:
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
+        read_prompt=read_prompt,
     )
