@@ -180,13 +180,6 @@ def _after_mcp_tool(rec: ScreenRecorder, world: World) -> str:
     return shown(rec, "Worked for")
 
 
-def _approval(rec: ScreenRecorder, world: World) -> str:
-    start(rec, world, edit_argv=_no_yolo)
-    ready(rec)
-    rec.type("Create the marker file.")
-    return shown(rec, "Press enter to confirm")
-
-
 def _interrupted(rec: ScreenRecorder, world: World) -> str:
     started(rec, world)
     rec.type("Think for a long time.")
@@ -199,14 +192,6 @@ def _typed(rec: ScreenRecorder, world: World) -> str:
     started(rec, world)
     rec.type("half-typed message, not sent", enter=False)
     return shown(rec, "not sent", absent="? for shortcuts")
-
-
-def _trust(rec: ScreenRecorder, world: World) -> str:
-    repo = world.home / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    start(rec, world, cwd=repo)
-    return shown(rec, "Trust this folder?")
 
 
 def _update_start(rec: ScreenRecorder, world: World, **options: Any) -> None:
