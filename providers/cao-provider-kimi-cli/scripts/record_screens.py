@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from cao_hookspecs import AgentProfile
-from cao_provider_kimi_cli.dialogs import STARTUP_DIALOGS
+from cao_provider_kimi_cli.prompts import read_prompt
 from cao_provider_kimi_cli.provider import kimi_cli_provider
-from cao_testkit.models import Script, call_tool, fail
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.openai import OpenAIServer
-from cao_testkit.recorder import ScreenRecorder, neutral_root
+from cao_testkit.recorder import ScreenRecorder, Sign, neutral_root
 from cao_testkit.recording import Recording, World, at_size, pypi
-from cao_testkit.steps import QUESTION, approval_turn, failed_turn, held_turn, question_turn, tool_turn
+from cao_testkit.steps import CHOSEN, QUESTION, Outcome, answer_each_option, failed_turn, held_turn, tool_turn
 
 #: Dependencies as PyPI had them the day after each tested release (kimi-cli pins few of its own).
 EXCLUDE_NEWER = {"1.51.0": "2026-09-22"}
@@ -98,31 +99,100 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     rec.stop()
 
 
-def record_approval(world: World) -> None:
-    """waiting_user_answer: an approval prompt under ``permissionMode: default``."""
-    rec = recorder(world)
-    rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
-    rec.wait(_prompt_ready, "the prompt")
-    # The pending tool call's spinner keeps turning above the panel: the screen never settles.
-    approval_turn(rec, call_tool("Shell", {"command": "touch recorded.txt"}),
-                  asking=lambda s: "requesting approval" in s and "confirm" in s, ready=_prompt_ready,
-                  note="Shell approval panel", animated=True, approved="completed_after_approval")
-    rec.stop()
+def _asking(screen: str) -> bool:
+    return "requesting approval" in screen and "confirm" in screen
 
 
-def record_question(world: World) -> None:
-    """waiting_user_answer: the model asks the user a multiple-choice question (AskUserQuestion)."""
-    rec = recorder(world)
-    question = {"questions": [{
+def _asked(screen: str) -> bool:
+    return QUESTION in screen and "[2] Postgres" in screen
+
+
+def _answered(text: str | None) -> Outcome:
+    if text is None:
+        return Outcome(lambda s: _prompt_ready(s) and "── input " in s and "Rejected" in s, "completed",
+                       note="the user rejected the call; the turn ends without asking the model again")
+    return Outcome(lambda s, text=text: text in s and _prompt_ready(s), "completed", last_message=text)
+
+
+def record_prompts(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+    """waiting_user_answer: an approval panel under ``permissionMode: default`` and a question
+    (AskUserQuestion), each option pressed with the keys ``read_prompt`` gives it on a fresh terminal, and
+    the text fields two of them open; then the first options under the names every manifest uses."""
+    rec = recorder(world, size)
+    script = world.server.script
+    # Whether each run's tool call reaches the model again (a run left on a prompt never does).
+    follow_ups: list[str | None] = []
+
+    def careful() -> ScreenRecorder:
+        rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
+        rec.wait(_prompt_ready, "the prompt")
+        return rec
+
+    def plain() -> ScreenRecorder:
+        rec.start()
+        rec.wait(_prompt_ready, "the prompt")
+        return rec
+
+    def asker(call: Any, sign: Sign, keys: tuple[str, ...] = (), then: Sign | None = None) -> Any:
+        def ask(r: ScreenRecorder) -> str:
+            script.add(call)
+            follow = follow_ups.pop(0)
+            if follow is not None:
+                script.add(reply(follow))
+            r.type("Do it.")
+            # The pending tool call's spinner keeps turning above the panel: the screen never settles.
+            screen = r.wait_sign(sign, "the prompt")
+            if keys:
+                r.keys(*keys)
+                screen = r.wait_sign(then or sign, f"the screen after {keys}")
+            return screen
+        return ask
+
+    shell = call_tool("Shell", {"command": "touch recorded.txt"})
+    field = lambda s: "Reject: " in s and "Type your feedback" in s  # noqa: E731
+    name = f"waiting_user_answer{suffix}"
+    follow_ups.extend(["Created the file.", "Created the file.", None, None])
+    answer_each_option(careful, asker(shell, _asking), read_prompt, name=name, note="Shell approval panel",
+                       outcomes={1: _answered("Created the file."), 2: _answered("Created the file."),
+                                 3: _answered(None),
+                                 4: Outcome(field, "waiting_user_answer", animated=True,
+                                            note="the option's row turned into a field for the feedback")})
+    follow_ups.append(None)
+    answer_each_option(careful, asker(shell, _asking, ("4",), field), read_prompt, name=f"{name}_answer4",
+                       save_prompt=False, outcomes={1: _answered(None)})
+
+    question = call_tool("AskUserQuestion", {"questions": [{
         "question": QUESTION, "header": "Database", "multi_select": False,
         "options": [{"label": "SQLite", "description": "Embedded"},
                     {"label": "Postgres", "description": "Server"}],
-    }]}
-    rec.start()
-    rec.wait(_prompt_ready, "the prompt")
-    question_turn(rec, call_tool("AskUserQuestion", question),
-                  asking=lambda s: QUESTION in s and "[2] Postgres" in s, ready=_prompt_ready,
-                  note="AskUserQuestion panel", animated=True)
+    }]})
+    other = lambda s: "Other: " in s  # noqa: E731
+    qname = f"waiting_user_answer_question{suffix}"
+    follow_ups.extend([CHOSEN, CHOSEN, None])
+    answer_each_option(plain, asker(question, _asked), read_prompt, name=qname, note="AskUserQuestion panel",
+                       outcomes={1: _answered(CHOSEN), 2: _answered(CHOSEN),
+                                 3: Outcome(other, "waiting_user_answer", animated=True,
+                                            note="Other turned into a field for the user's own answer")})
+    follow_ups.append("Skipped.")
+    answer_each_option(plain, asker(question, _asked, ("3",), other), read_prompt, name=f"{qname}_answer3",
+                       save_prompt=False, outcomes={1: _answered("Skipped.")})
+    if not suffix:
+        # The first options' after-screens under the names every provider's manifest uses.
+        careful()
+        script.add(shell, reply("Created the file."))
+        rec.type("Create a file.")
+        rec.wait_sign(_asking, "the approval panel")
+        rec.keys("1")
+        rec.save("completed_after_approval", rec.wait(lambda s: "Created the file." in s and _prompt_ready(s),
+                                                      "the answer"), "completed", last_message="Created the file.")
+        rec.stop()
+        plain()
+        script.add(question, reply(CHOSEN))
+        rec.type("Set up storage.")
+        rec.wait_sign(_asked, "the question")
+        rec.keys("1")
+        rec.save("completed_after_question", rec.wait(lambda s: CHOSEN in s and _prompt_ready(s), "the answer"),
+                 "completed", last_message=CHOSEN)
     rec.stop()
 
 
@@ -132,26 +202,34 @@ TIPS = {
     "links": {},
     "migration": {"version": "2.0.0", "min_cli_version": "0.0.0"},
 }
+_GATES = (
+    ("dialog_update_gate", "update gate", {"latest_version.txt": "9.9.9\n"}, "Upgrade now"),
+    ("dialog_migration_gate", "migration gate", {"kimi_code_tips.json": json.dumps(TIPS)}, "Migrate now"),
+)
 
 
-def record_gates(world: World) -> None:
-    """The two start-up gates, from the caches Kimi's update check writes; each answered by its key."""
-    rec = recorder(world)
-    dialogs = {dialog.name: dialog for dialog in STARTUP_DIALOGS}
-    gates = (
-        ("dialog_update_gate", "update gate", {"latest_version.txt": "9.9.9\n"}, "Upgrade now"),
-        ("dialog_migration_gate", "migration gate", {"kimi_code_tips.json": json.dumps(TIPS)}, "Migrate now"),
-    )
-    for name, dialog, seed, sign in gates:
-        # A network namespace of its own: the update check that comes with the gates reaches nothing.
-        rec.start(files={f"kimi-share/{file}": content for file, content in seed.items()},
-                  plan_env={"KIMI_CLI_NO_AUTO_UPDATE": ""}, wrapper=("unshare", "--net", "--"))
-        screen = rec.wait(lambda s, sign=sign: sign in s, name)
-        rec.save(name, screen, "waiting_user_answer", dialog=dialog,
-                 note="start-up gate shown from a seeded update-check cache")
-        rec.keys(*dialogs[dialog].keys)
-        rec.wait(lambda s: "── input " in s, f"the prompt after the {dialog}", settle=0.3)
-        rec.stop()
+def record_gates(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+    """The two start-up gates, from the caches Kimi's update check writes; each option pressed with its
+    key. In a network namespace of its own the upgrade and the migration Enter starts reach nothing."""
+    rec = recorder(world, size)
+    for name, dialog, seed, sign in _GATES:
+        def start(seed: dict[str, str] = seed) -> ScreenRecorder:
+            rec.start(files={f"kimi-share/{file}": content for file, content in seed.items()},
+                      plan_env={"KIMI_CLI_NO_AUTO_UPDATE": ""}, wrapper=("unshare", "--net", "--"))
+            return rec
+
+        prompt_back = Outcome(lambda s: "── input " in s and _prompt_ready(s), "idle",
+                              note="the gate was passed; Kimi's prompt is waiting")
+        outcomes = {2: prompt_back, 3: prompt_back} if name == "dialog_update_gate" else {2: prompt_back}
+        outcomes[1] = Outcome(lambda s: "Upgrade failed" in s or "Migration complete" in s, "error",
+                              note="Enter starts the upgrade (it fails offline) or the migration; Kimi exits")
+        answer_each_option(start, lambda r, sign=sign: r.wait(lambda s: sign in s, name), read_prompt,
+                           name=f"{name}{suffix}", outcomes=outcomes,
+                           note="start-up gate shown from a seeded update-check cache")
+        # answer_each_option cannot mark its prompt screen as a start-up dialog's: marked here.
+        entry = rec.manifest[f"{name}{suffix}"]
+        rec.manifest[f"{name}{suffix}"] = {"status": entry.pop("status"), "size": entry.pop("size"),
+                                           "dialog": dialog, **entry}
 
 
 def record_startup_failure(world: World) -> None:
@@ -171,6 +249,6 @@ RECORDING = Recording(
     model_server=lambda: OpenAIServer(Script(), models=(MODEL,)),
     # A fixed, machine-neutral folder: a refused config's screen shows its full path.
     root=lambda: neutral_root("cao-kimi-screens"), setup=user_config,
-    scenarios=(record_main, record_approval, record_question, record_gates, record_startup_failure,
-               at_size(record_main, (100, 30))),
+    scenarios=(record_main, record_prompts, record_gates, record_startup_failure, at_size(record_main, (100, 30)),
+               at_size(record_prompts, (100, 30)), at_size(record_gates, (100, 30))),
 )

@@ -12,7 +12,7 @@ class TestConformance(ProviderConformance):
     provider_name = "kimi_cli"
     screens_dir = Path(__file__).parent / "screens"
     # Copied from the recorded processing screens: the model turn's moon and a running tool call.
-    busy_lines = ("🌓", "🌗", "⠦ Using Shell (sleep 4; ls)")
+    busy_lines = ("🌕", "⠏ Using Shell (sleep 4; ls)", "⠦ Using Shell (sleep 4; ls)")
 
     def insert_busy_line(self, screen: str, line: str) -> str:
         """Kimi draws its live area above the input box, after a blank row."""

@@ -25,7 +25,8 @@ VERSION = TESTED_VERSIONS[-1]
 
 
 RECORDED = manifest_entries(SCREENS)
-COMPLETED = [(v, n) for v, n, e in RECORDED if e["status"] == "completed"]
+# Completed screens with an answer (a rejected tool call ends a turn with none).
+COMPLETED = [(v, n) for v, n, e in RECORDED if e["status"] == "completed" and "last_message" in e]
 PROCESSING = [(v, n) for v, n, e in RECORDED if e["status"] == "processing"]
 IN_PROMPT = [(v, n, e["status"]) for v, n, e in RECORDED if not n.startswith(("dialog_", "exited_"))]
 

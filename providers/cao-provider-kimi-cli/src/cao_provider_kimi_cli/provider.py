@@ -9,6 +9,7 @@ from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from cao_launch_core.record import provider_spec
 
 from . import launch, screen
+from .prompts import read_prompt
 from .dialogs import STARTUP_DIALOGS
 from .share import read_user_config, user_share_dir
 
@@ -60,6 +61,7 @@ def kimi_cli_provider() -> ProviderSpec:
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
                                           uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
+        read_prompt=read_prompt,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
     )

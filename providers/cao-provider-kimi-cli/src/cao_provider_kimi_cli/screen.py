@@ -80,6 +80,11 @@ _FATAL = (
      re.compile(r"kimi-cli is no longer maintained\. Please use the new Kimi Code CLI"
                 r"|kimi-cli 已停止维护，请使用")),
     ("start-up failed", re.compile(r"^Run with --debug for full traceback", re.MULTILINE)),
+    # What Enter at a start-up gate leads to when it does not come back to the prompt.
+    ("the upgrade the update gate started failed",
+     re.compile(r"^Upgrade failed\. Please try running manually:", re.MULTILINE)),
+    ("migrated to the new Kimi Code; this kimi-cli is done",
+     re.compile(r"^Migration complete! Open a new terminal", re.MULTILINE)),
     ("Kimi CLI exited", re.compile(r"^To resume this session: kimi -r ", re.MULTILINE)),
 )
 _STARTING = re.compile(r"^[\u2800-\u28ff] (?P<text>(?:Loading|Preparing|Scanning|Connecting)\b.*)$")
