@@ -183,16 +183,16 @@ def record_prompts(world: World, size: tuple[int, int] = (220, 50), suffix: str 
         rec.type("Create a file.")
         rec.wait_sign(_asking, "the approval panel")
         rec.keys("1")
-        rec.save("completed_after_approval", rec.wait(lambda s: "Created the file." in s and _prompt_ready(s),
-                                                      "the answer"), "completed", last_message="Created the file.")
+        screen = rec.wait(lambda s: "Created the file." in s and _prompt_ready(s), "the answer")
+        rec.save("completed_after_approval", screen, "completed", last_message="Created the file.")
         rec.stop()
         plain()
         script.add(question, reply(CHOSEN))
         rec.type("Set up storage.")
         rec.wait_sign(_asked, "the question")
         rec.keys("1")
-        rec.save("completed_after_question", rec.wait(lambda s: CHOSEN in s and _prompt_ready(s), "the answer"),
-                 "completed", last_message=CHOSEN)
+        screen = rec.wait(lambda s: CHOSEN in s and _prompt_ready(s), "the answer")
+        rec.save("completed_after_question", screen, "completed", last_message=CHOSEN)
     rec.stop()
 
 
@@ -249,6 +249,7 @@ RECORDING = Recording(
     model_server=lambda: OpenAIServer(Script(), models=(MODEL,)),
     # A fixed, machine-neutral folder: a refused config's screen shows its full path.
     root=lambda: neutral_root("cao-kimi-screens"), setup=user_config,
-    scenarios=(record_main, record_prompts, record_gates, record_startup_failure, at_size(record_main, (100, 30)),
-               at_size(record_prompts, (100, 30)), at_size(record_gates, (100, 30))),
+    scenarios=(record_main, record_prompts, record_gates, record_startup_failure,
+               at_size(record_main, (100, 30)), at_size(record_prompts, (100, 30)),
+               at_size(record_gates, (100, 30))),
 )

@@ -19,18 +19,24 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
+from collections.abc import Callable
 
 from cao_hookspecs import AgentProfile
+from cao_provider_opencode_cli.prompts import read_prompt
 from cao_provider_opencode_cli.provider import PACKAGE, opencode_provider
 from cao_testkit.models import Script, call_tool, fail, hold, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
-from cao_testkit.recorder import ScreenRecorder, neutral_root
+from cao_testkit.recorder import ScreenRecorder, Sign, neutral_root
 from cao_testkit.recording import Recording, World, at_size, npm
-from cao_testkit.steps import CHOSEN, QUESTION, approval_turn, failed_turn, held_turn, tool_turn
+from cao_testkit.steps import CHOSEN, QUESTION, Outcome, answer_each_option, failed_turn, held_turn, tool_turn
 
 MODEL = "anthropic/claude-sonnet-4-5"
 PROFILE = AgentProfile(name="recorder", system_prompt="You answer briefly.")
+QUESTION_CALL = {"questions": [{
+    "question": QUESTION, "header": "Database",
+    "options": [{"label": "SQLite", "description": "Embedded"},
+                {"label": "Postgres", "description": "Server"}],
+}]}
 _FINISHED = re.compile(r"^▣ .+ · .+ · \d[\dhms. ]*$", re.MULTILINE)
 
 
@@ -103,37 +109,131 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     rec.stop()
 
 
-def record_prompts(world: World) -> None:
-    """waiting_user_answer: a permission prompt (OpenCode's own rules, bash set to ask) and a question."""
-    rec = recorder(world)
+def _asking(s: str) -> bool:
+    return "Permission required" in s and "Allow once" in s and "esc reject" in s
+
+
+def _prompt_proofs(world: World, size: tuple[int, int], suffix: str) -> None:
+    """Each option of the permission prompt, of its two second stages and of the question, pressed with
+    the keys ``read_prompt`` gives it on a fresh terminal (the first run also saves the prompt)."""
+    rec = recorder(world, size)
+    script = world.server.script
+    # Whether each run's tool call reaches the model again (a run left on a prompt never does).
+    follow_ups: list[bool] = []
+
+    def start(profile: AgentProfile | None = None) -> ScreenRecorder:
+        rec.start(profile=profile)
+        rec.wait(_ready, "the prompt")
+        return rec
+
+    def careful() -> ScreenRecorder:
+        user_config(rec, permission={"bash": "ask"})
+        return start(AgentProfile(name="careful", permission_mode="default"))
+
+    def ask_permission(r: ScreenRecorder) -> str:
+        script.add(call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}))
+        if follow_ups.pop(0):
+            script.add(reply("Created the file."))
+        r.type("Create a file.")
+        return r.wait_sign(_asking, "the permission prompt")
+
+    def then(keys: tuple[str, ...], sign: Sign) -> Callable[[ScreenRecorder], str]:
+        def ask(r: ScreenRecorder) -> str:
+            ask_permission(r)
+            r.keys(*keys)
+            return r.wait(sign, f"the screen after {keys}")
+        return ask
+
+    always = lambda s: "Always allow" in s and "esc cancel" in s  # noqa: E731
+    rejecting = lambda s: "Reject permission" in s and "esc cancel" in s  # noqa: E731
+    done = Outcome(lambda s: "Created the file." in s and _turn_over(s), "completed",
+                   last_message="Created the file.")
+    name = f"waiting_user_answer{suffix}"
+    follow_ups.extend([True, False, False])
+    answer_each_option(careful, ask_permission, read_prompt, name=name, note="bash permission prompt",
+                       outcomes={
+        1: done,
+        2: Outcome(always, "waiting_user_answer", note="Allow always asks to confirm the patterns"),
+        3: Outcome(rejecting, "waiting_user_answer", note="Reject opens a field for telling the model why"),
+    })
+    follow_ups.append(True)
+    answer_each_option(careful, then(("Right", "Enter"), always), read_prompt, name=f"{name}_answer2",
+                       save_prompt=False, outcomes={1: done})
+    follow_ups.append(False)
+    _reject_with_reason(careful(), then(("Escape",), rejecting), f"{name}_answer3")
+
+    def plain() -> ScreenRecorder:
+        user_config(rec)
+        return start()
+
+    def ask_question(r: ScreenRecorder) -> str:
+        script.add(call_tool("question", QUESTION_CALL))
+        if follow_ups.pop(0):
+            script.add(reply(CHOSEN))
+        r.type("Set up storage.")
+        return r.wait_sign(lambda s: QUESTION in s and "enter submit" in s, "the question")
+
+    chosen = Outcome(lambda s: CHOSEN in s and _turn_over(s), "completed", last_message=CHOSEN)
+    follow_ups.extend([True, True, False])
+    answer_each_option(plain, ask_question, read_prompt, name=f"waiting_user_answer_question{suffix}",
+                       note="question tool", outcomes={
+                           1: chosen, 2: chosen,
+                           3: Outcome(lambda s: QUESTION in s and "enter save" in s, "waiting_user_answer",
+                                      note="a field for the user's own answer"),
+                       })
+    rec.stop()
+
+
+def _reject_with_reason(rec: ScreenRecorder, ask: Callable[[ScreenRecorder], str], name: str) -> None:
+    """The reject stage's one option pressed (as ``answer_each_option`` does). OpenCode ends the turn
+    without asking the model again, but its footer sometimes keeps saying ``esc interrupt`` for a long
+    while after the turn's ``▣`` row: the screen is saved in the status its footer shows then."""
+    try:
+        prompt = read_prompt(ask(rec))
+        if prompt is None:
+            raise SystemExit(f"{name}: the provider read no prompt on the reject stage")
+        keys = list(prompt.option(1).keys)
+        rec.keys(*keys)
+        screen = rec.wait_sign(lambda s: "▣ " in s and "Reject permission" not in s, "the rejected turn")
+        try:
+            screen, status, note = rec.wait(_turn_over, "the prompt back", timeout=90), "completed", \
+                "the user rejected the command; OpenCode ended the turn"
+        except SystemExit:
+            screen, status, note = rec.screen(), "processing", \
+                "the user rejected the command; the turn ended but OpenCode still shows esc interrupt"
+        rec.save(f"{name}_answer1", screen, status, note=note,
+                 answers={"screen": name, "option": 1, "keys": keys})
+    finally:
+        rec.stop()
+
+
+def record_prompts(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+    """waiting_user_answer: a permission prompt (OpenCode's own rules, bash set to ask) and a question, each
+    option answered; the question answered with its first option (completed_after_question)."""
+    _prompt_proofs(world, size, suffix)
+    if suffix:
+        return
+    # The screens after the first options under the names every provider's manifest uses for them.
+    rec = recorder(world, size)
     script = world.server.script
     user_config(rec, permission={"bash": "ask"})
     rec.start(profile=AgentProfile(name="careful", permission_mode="default"))
     rec.wait(_ready, "the prompt")
-    approval_turn(rec, call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
-                  asking=lambda s: "Permission required" in s and "Allow once" in s, ready=_turn_over,
-                  note="bash permission prompt", animated=True)
+    script.add(call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
+               reply("Created the file."))
+    rec.type("Create a file.")
+    rec.wait_sign(_asking, "the permission prompt")
+    rec.keys("Enter")
+    screen = rec.wait(lambda s: "Created the file." in s and _turn_over(s), "the answer after approval")
+    rec.save("completed_after_permission", screen, "completed", last_message="Created the file.")
     rec.stop()
-
-    question = {"questions": [{
-        "question": QUESTION, "header": "Database",
-        "options": [{"label": "SQLite", "description": "Embedded"},
-                    {"label": "Postgres", "description": "Server"}],
-    }]}
     user_config(rec)
     rec.start()
     rec.wait(_ready, "the prompt")
-    script.add(call_tool("question", question), reply(CHOSEN))
+    script.add(call_tool("question", QUESTION_CALL), reply(CHOSEN))
     rec.type("Set up storage.")
-    screen = rec.wait_sign(lambda s: QUESTION in s and "enter submit" in s, "the question")
-    rec.save("waiting_user_answer_question", screen, "waiting_user_answer", note="question tool")
-    rec.keys("Enter")
-    deadline = time.monotonic() + 3
-    while "enter submit" in rec.screen() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if "enter submit" in rec.screen():
-        # The choice was taken but still needs confirming.
-        rec.keys("Enter")
+    rec.wait_sign(lambda s: QUESTION in s and "enter submit" in s, "the question")
+    rec.keys("1")
     screen = rec.wait(lambda s: CHOSEN in s and _turn_over(s), "the answer after the choice")
     rec.save("completed_after_question", screen, "completed", last_message=CHOSEN)
     rec.stop()
@@ -186,5 +286,6 @@ RECORDING = Recording(
     model_server=lambda: AnthropicServer(Script()),
     # A fixed, machine-neutral folder: OpenCode prints the working folder's path.
     root=lambda: neutral_root("cao-screens"), setup=sandbox_env,
-    scenarios=(record_main, record_prompts, record_failures, at_size(record_main, (100, 30))),
+    scenarios=(record_main, record_prompts, record_failures, at_size(record_main, (100, 30)),
+               at_size(record_prompts, (100, 30))),
 )

@@ -6,6 +6,7 @@ from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from cao_launch_core.record import provider_spec
 
 from . import launch, screen
+from .prompts import read_prompt
 from .config import model_endpoint
 from .screen import STARTUP_DIALOGS
 
@@ -28,6 +29,7 @@ def opencode_provider() -> ProviderSpec:
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
                                           uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
+        read_prompt=read_prompt,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
     )

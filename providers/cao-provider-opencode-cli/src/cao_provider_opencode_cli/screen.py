@@ -41,6 +41,8 @@ from cao_screen_core.reports import read_safely
 from cao_screen_core.reports import report as _report
 from cao_screen_core.rows import last_index
 
+from .prompts import read_prompt
+
 __all__ = ["STARTUP_DIALOGS", "Screen", "detect_status", "extract_last_message", "parse_screen"]
 
 #: OpenCode asks nothing at start-up that cao could answer: with ``OPENCODE_DISABLE_AUTOUPDATE`` (set
@@ -194,6 +196,11 @@ def _detect(text: str) -> StatusReport:
         return _report(TerminalStatus.WAITING_USER_ANSWER, f"permission prompt: {_asked(screen)[0]}")
     if _QUESTION_HINT.search(screen.footer):
         return _report(TerminalStatus.WAITING_USER_ANSWER, f"question from the model: {_asked(screen)[1]}")
+    # The second stages (confirming Allow always, the reason for a reject, a question's own answer).
+    staged = read_prompt(text)
+    if staged is not None:
+        return _report(TerminalStatus.WAITING_USER_ANSWER,
+                       f"{staged.kind.value} prompt: {staged.title or staged.question}"[:120])
     busy = screen.busy
     if busy is not None:
         footer = " ".join(busy.split())[:60]
