@@ -18,10 +18,12 @@ from cao_hookspecs import StartupDialog
 __all__ = ["STARTUP_DIALOGS"]
 
 STARTUP_DIALOGS = (
-    # "❯ No, exit" above "Yes, I trust this folder": one row down, then confirm.
+    # "❯ No, exit" above "Yes, I trust this folder": one row down, then confirm. The footer ends the
+    # screen: after "No, exit" the dialog's last frame stays, with the refusal printed under it.
     StartupDialog(
         name="trust folder",
-        pattern=r"one you trust[\s\S]*❯ No, exit\s*\n\s*Yes, I trust this folder",
+        pattern=(r"one you trust[\s\S]*❯ No, exit\s*\n\s*Yes, I trust this folder\s*\n"
+                 r"\s*Enter to confirm[^\n]*\s*\Z"),
         keys=("Down", "Enter"),
     ),
     # "Yes" above "❯ No (recommended)": one row up, then confirm. The key is the user's own, from the

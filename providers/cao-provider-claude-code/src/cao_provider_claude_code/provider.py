@@ -9,6 +9,7 @@ from cao_launch_core.record import provider_spec
 
 from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
+from .prompts import read_prompt
 from .signals import native_signal
 
 __all__ = ["NAME", "TESTED_VERSIONS", "claude_code_provider", "model_endpoint"]
@@ -48,4 +49,5 @@ def claude_code_provider() -> ProviderSpec:
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
         native_signal=native_signal,
+        read_prompt=read_prompt,
     )

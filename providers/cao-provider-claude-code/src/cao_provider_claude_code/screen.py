@@ -60,6 +60,8 @@ FATAL = (
      re.compile(r"^error: (?:option|unknown option|too many arguments)", re.MULTILINE)),
     ("MCP config not found", re.compile(r"MCP config file not found")),
     ("cannot reach the API at start-up", re.compile(r"Unable to connect to Anthropic services")),
+    # Printed under the trust dialog's last frame when the user chose "No, exit".
+    ("folder not trusted", re.compile(r"^Claude Code didn't start because", re.MULTILINE)),
 )
 # A turn that ended on one of these (after the user's last message) ended in an error.
 TURN_ERRORS = re.compile(
@@ -67,6 +69,8 @@ TURN_ERRORS = re.compile(
     r"|.*· Fix external API key))"
 )
 _INTERRUPTED = re.compile(r"^\s+⎿\s+Interrupted\b")
+# Notices Claude Code draws as "●" blocks after a turn, which are not the model's answer.
+_NOTICE = re.compile(r"^[●⏺] Auto mode lets Claude handle permission prompts\b")
 # Grey hints Claude Code shows in an empty input box (a plain capture cannot tell them from typed text).
 _PLACEHOLDER = re.compile(r"^(?:|Try \".*\"|Resend your message to try again|Once fixed, resend your message"
                           r"|Press up to edit queued messages)$")
@@ -115,6 +119,10 @@ def _detect(text: str) -> StatusReport:
     if not screen.has_box:
         tail = screen.tail(_MENU_ROWS)
         joined = "\n".join(tail)
+        # A refusal printed under a dialog's last frame ends the program: the dialog is not waiting.
+        for name, pattern in FATAL:
+            if pattern.search(joined):
+                return _report(TerminalStatus.ERROR, f"Claude Code stopped: {name}")
         for name, pattern in DIALOGS:
             if pattern.search(joined) and _MENU_HINT.search(joined):
                 return _report(TerminalStatus.WAITING_USER_ANSWER, f"start-up dialog: {name}")
@@ -123,9 +131,6 @@ def _detect(text: str) -> StatusReport:
             question = next((line.strip() for line in reversed(tail[:at]) if line.rstrip().endswith("?")),
                             tail[at].strip())
             return _report(TerminalStatus.WAITING_USER_ANSWER, f"menu waiting for a choice: {question}")
-        for name, pattern in FATAL:
-            if pattern.search(joined):
-                return _report(TerminalStatus.ERROR, f"Claude Code stopped: {name}")
         return _report(TerminalStatus.UNKNOWN, "no input box on screen")
 
     if "esc to interrupt" in screen.footer:
@@ -177,7 +182,7 @@ def _turn_output(turn: list[str]) -> list[str]:
 def _answer_blocks(lines: list[str]) -> list[list[str]]:
     """The text of each answer block in ``lines``; tool calls and API errors are left out."""
     return [block.text for block in indented_blocks(lines, _ANSWER)
-            if not TURN_ERRORS.match(lines[block.start])
+            if not TURN_ERRORS.match(lines[block.start]) and not _NOTICE.match(lines[block.start])
             and not any(_TOOL_OUTPUT.match(row) for row in lines[block.start + 1:block.end])]
 
 
