@@ -23,18 +23,23 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
+from cao_provider_copilot_cli.prompts import read_prompt
 from cao_provider_copilot_cli.provider import copilot_cli_provider
-from cao_testkit.models import Script, call_tool, fail, reply
+from cao_testkit.models import Answer, Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_testkit.models.cli import cache_root
-from cao_testkit.recorder import ScreenRecorder, neutral_root
+from cao_testkit.recorder import ScreenRecorder, Sign, neutral_root
 from cao_testkit.recording import Recording, World, at_size, npm
 from cao_testkit.steps import (
+    CHOSEN,
     LONG_ANSWER,
     QUESTION,
+    Outcome,
+    answer_each_option,
     approval_turn,
     failed_turn,
     held_turn,
@@ -164,35 +169,149 @@ def record_between_steps(world: World, attempts: int = 8) -> None:
     rec.stop()
 
 
-def record_restricted(world: World) -> None:
-    """The trust dialog and a permission prompt: a profile that allows only git among shell commands."""
-    rec = recorder(world)
-    rec.start(profile=AgentProfile(name="careful", system_prompt="You are careful."),
-              allowed_tools=("fs_*", "shell(git:*)"))
-    screen = rec.wait(lambda s: "Do you trust the files in this folder?" in s, "the trust dialog")
-    rec.save("dialog_trust_folder", screen, "waiting_user_answer", dialog="trust folder",
+CAREFUL = AgentProfile(name="careful", system_prompt="You are careful.")
+RESTRICTED = ("fs_*", "shell(git:*)")
+SHELL_CALL = {"command": "touch recorded.txt", "description": "Create a file"}
+QUESTION_CALL = {"message": QUESTION,
+                 "requestedSchema": {"properties": {"db": {"type": "string", "title": "Database",
+                                                           "enum": ["SQLite", "Postgres"]}},
+                                     "required": ["db"]}}
+
+
+def _trust_asked(screen: str) -> bool:
+    return "Do you trust the files in this folder?" in screen
+
+
+def _permission_asked(screen: str) -> bool:
+    return "Do you want to run this command?" in screen
+
+
+def _question_asked(screen: str) -> bool:
+    return QUESTION in screen and "enter accept" in screen
+
+
+def _forget(world: World) -> None:
+    """Copilot's folder as the recording set it up: "remember this folder" and "don't ask again" answers
+    of an earlier run are saved in it, and would keep the next run from asking."""
+    copilot_home = world.home / ".copilot"
+    shutil.rmtree(copilot_home, ignore_errors=True)
+    copilot_home.mkdir(parents=True)
+    (copilot_home / "config.json").write_text(json.dumps({"firstLaunchAt": "2026-01-01T00:00:00.000Z"}),
+                                              encoding="utf-8")
+
+
+def _restricted(world: World, size: tuple[int, int], *, trusted: bool) -> Callable[[], ScreenRecorder]:
+    """A fresh terminal restricted to some tools: at the trust dialog, or past it at the prompt."""
+
+    def start() -> ScreenRecorder:
+        _forget(world)
+        rec = recorder(world, size)
+        rec.start(profile=CAREFUL, allowed_tools=RESTRICTED)
+        if trusted:
+            rec.wait(_trust_asked, "the trust dialog")
+            rec.keys("Enter")
+            rec.wait(_box_ready, "the prompt after trusting the folder")
+        return rec
+
+    return start
+
+
+def _asking(world: World, call: Answer, sign: Sign, message: str,
+            follow_ups: dict[int, Answer]) -> Callable[[ScreenRecorder], str]:
+    """Brings a fresh terminal to the prompt ``call`` raises. Runs are made for options 1, 2, ... in
+    order; the model is asked again only after options that let the call go on (``follow_ups``)."""
+    runs = iter(range(1, 100))
+
+    def ask(rec: ScreenRecorder) -> str:
+        number = next(runs)
+        world.server.script.add(call, *([follow_ups[number]] if number in follow_ups else []))
+        rec.type(message)
+        return rec.wait(sign, "the prompt")
+
+    return ask
+
+
+def record_restricted(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+    """The trust dialog and a permission prompt: a profile that allows only git among shell commands;
+    then each option of both, picked with its keys on a terminal of its own."""
+    if not suffix:
+        _forget(world)
+        rec = recorder(world, size)
+        rec.start(profile=CAREFUL, allowed_tools=RESTRICTED)
+        rec.wait(_trust_asked, "the trust dialog")
+        rec.keys("Enter")
+        rec.wait(_box_ready, "the prompt after trusting the folder")
+        approval_turn(rec, call_tool("bash", SHELL_CALL), asking=_permission_asked, ready=_box_ready,
+                      note="shell permission prompt")
+        rec.stop()
+
+    name = f"dialog_trust_folder{suffix}"
+    ask_trust = _restricted(world, size, trusted=False)
+    rec = ask_trust()
+    screen = rec.wait(_trust_asked, "the trust dialog")
+    rec.save(name, screen, "waiting_user_answer", dialog="trust folder", prompt=read_prompt(screen),
              note="start-up dialog of an agent restricted to some tools")
-    rec.keys("Enter")
-    rec.wait(_box_ready, "the prompt after trusting the folder")
-    approval_turn(rec, call_tool("bash", {"command": "touch recorded.txt", "description": "Create a file"}),
-                  asking=lambda s: "Do you want to run this command?" in s, ready=_box_ready,
-                  note="shell permission prompt")
     rec.stop()
+    trusted = Outcome(_box_ready, "idle")
+    answer_each_option(ask_trust, lambda r: r.wait(_trust_asked, "the trust dialog"), read_prompt, name=name,
+                       save_prompt=False,
+                       outcomes={1: trusted, 2: trusted,
+                                 3: Outcome(lambda s: not _trust_asked(s), "unknown",
+                                            note="the folder was not trusted: the program exited")})
+
+    done = "Created the file."
+    ran = Outcome(lambda s: done in s and _box_ready(s), "completed", last_message=done)
+    answer_each_option(
+        _restricted(world, size, trusted=True),
+        _asking(world, call_tool("bash", SHELL_CALL), _permission_asked, "Create a file.",
+                {1: reply(done), 2: reply(done)}),
+        read_prompt, name=f"waiting_user_answer{suffix}", note="shell permission prompt",
+        outcomes={1: ran, 2: ran,
+                  3: Outcome(lambda s: not _permission_asked(s) and _box_ready(s), "idle",
+                             note="the call was refused and the turn stopped")},
+    )
 
 
-def record_question(world: World) -> None:
-    """waiting_user_answer: the model asks the user to choose (the ask_user tool)."""
-    rec = recorder(world)
-    question = {"message": QUESTION,
-                "requestedSchema": {"properties": {"db": {"type": "string", "title": "Database",
-                                                          "enum": ["SQLite", "Postgres"]}},
-                                    "required": ["db"]}}
-    rec.start()
-    rec.wait(_box_ready, "the prompt")
-    question_turn(rec, call_tool("ask_user", question),
-                  asking=lambda s: QUESTION in s and "enter accept" in s, ready=_box_ready,
-                  note="ask_user question")
-    rec.stop()
+def record_question(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+    """waiting_user_answer: the model asks the user to choose (the ask_user tool), and each answer picked
+    with its keys on a terminal of its own."""
+    if not suffix:
+        rec = recorder(world, size)
+        rec.start()
+        rec.wait(_box_ready, "the prompt")
+        question_turn(rec, call_tool("ask_user", QUESTION_CALL), asking=_question_asked, ready=_box_ready,
+                      note="ask_user question")
+        rec.stop()
+
+    def start() -> ScreenRecorder:
+        rec = recorder(world, size)
+        rec.start()
+        rec.wait(_box_ready, "the prompt")
+        return rec
+
+    postgres = "Going with Postgres."
+    ask = _asking(world, call_tool("ask_user", QUESTION_CALL), _question_asked, "Set up storage.",
+                  {1: reply(CHOSEN), 2: reply(postgres)})
+    name = f"waiting_user_answer_question{suffix}"
+    # "Other (type your answer)" is left out: "Down Down Enter" moves the cursor one row and the Enter is
+    # lost, sent together or a moment apart, so no recorded keys reach it.
+    outcomes = {1: Outcome(lambda s: CHOSEN in s and _box_ready(s), "completed", last_message=CHOSEN),
+                2: Outcome(lambda s: postgres in s and _box_ready(s), "completed", last_message=postgres)}
+    for number, outcome in outcomes.items():
+        rec = start()
+        try:
+            screen = ask(rec)
+            prompt = read_prompt(screen)
+            assert prompt is not None, f"{name}: no prompt read"
+            if number == 1:
+                rec.save(name, screen, "waiting_user_answer", prompt=prompt, note="ask_user question")
+            keys = list(prompt.option(number).keys)
+            rec.keys(*keys)
+            after = rec.wait(outcome.sign, f"the screen after option {number}")
+            rec.save(f"{name}_answer{number}", after, outcome.status, last_message=outcome.last_message,
+                     answers={"screen": name, "option": number, "keys": keys})
+        finally:
+            rec.stop()
 
 
 def record_unreachable(world: World) -> None:
@@ -256,5 +375,6 @@ RECORDING = Recording(
     root=lambda: neutral_root("cao-screens-copilot-cli"), setup=copilot_env,
     scenarios=(record_main, record_tool_and_cancel, record_between_steps, record_restricted, record_question,
                record_refusals, record_unreachable, record_signed_out, record_first_run,
-               at_size(record_main, (100, 30))),
+               at_size(record_main, (100, 30)), at_size(record_restricted, (100, 30)),
+               at_size(record_question, (100, 30))),
 )

@@ -18,7 +18,8 @@ def _busy_footers() -> tuple[str, ...]:
     footers = []
     for version in load_screens(SCREENS):
         for screen in version.screens:
-            footer = [row for row in screen.text.split("\n") if row.strip()][-1]
+            # A program that exited may leave a blank screen.
+            footer = next((row for row in reversed(screen.text.split("\n")) if row.strip()), "")
             if screen.status == "processing" and " Working" in footer:
                 footers.append(footer)
     return tuple(dict.fromkeys(footers))

@@ -8,6 +8,7 @@ from cao_launch_core.record import provider_spec
 from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
 from .launch import model_endpoint
+from .prompts import read_prompt
 
 __all__ = ["NAME", "TESTED_VERSIONS", "copilot_cli_provider"]
 
@@ -28,4 +29,5 @@ def copilot_cli_provider() -> ProviderSpec:
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
+        read_prompt=read_prompt,
     )

@@ -1,0 +1,110 @@
+"""Copilot CLI's prompts read from recorded screens: what is asked, the options and the keys that pick
+them (the recordings under tests/screens/ press each one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cao_hookspecs import OptionEffect, PromptKind
+from cao_provider_copilot_cli.dialogs import STARTUP_DIALOGS
+from cao_provider_copilot_cli.prompts import read_prompt
+from cao_provider_copilot_cli.provider import copilot_cli_provider
+
+SCREENS = Path(__file__).parent / "screens" / "1.0.102"
+
+
+def screen(name: str) -> str:
+    return (SCREENS / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def test_the_provider_reads_prompts() -> None:
+    assert copilot_cli_provider().read_prompt is read_prompt
+
+
+def test_a_shell_permission_names_the_command() -> None:
+    prompt = read_prompt(screen("waiting_user_answer"))
+    assert prompt is not None
+    assert prompt.kind is PromptKind.PERMISSION
+    assert (prompt.title, prompt.tool, prompt.question) == (
+        "Create a file", "shell", "Do you want to run this command?")
+    assert dict(prompt.arguments) == {"command": "touch recorded.txt", "description": "Create a file"}
+    assert [o.label for o in prompt.options] == [
+        "Yes", "Yes, and don't ask again for `touch` in this directory (~/project)",
+        "No, and tell Copilot what to do differently"]
+    # The key printed in the label: the digit only moves the cursor to that row.
+    assert [o.keys for o in prompt.options] == [("1",), ("2",), ("Escape",)]
+    assert [o.effect for o in prompt.options] == [
+        OptionEffect.ALLOW, OptionEffect.ALLOW_ALWAYS, OptionEffect.DENY]
+    assert prompt.default == 1 and prompt.arguments_complete
+
+
+def test_a_permission_reads_the_same_on_a_narrow_terminal() -> None:
+    wide = read_prompt(screen("waiting_user_answer"))
+    narrow = read_prompt(screen("waiting_user_answer-100x30"))
+    assert wide is not None and narrow is not None
+    assert narrow.fingerprint == wide.fingerprint
+
+
+def test_a_question_is_an_unnumbered_menu_answered_with_arrows() -> None:
+    prompt = read_prompt(screen("waiting_user_answer_question"))
+    assert prompt is not None
+    assert prompt.kind is PromptKind.QUESTION
+    assert (prompt.title, prompt.question) == ("Database", "Which database should I use?")
+    assert [o.label for o in prompt.options] == ["SQLite", "Postgres", "Other (type your answer)"]
+    assert [o.keys for o in prompt.options] == [("Enter",), ("Down", "Enter"), ("Down", "Down", "Enter")]
+    assert [o.effect for o in prompt.options] == [OptionEffect.ANSWER] * 3
+    assert [o.takes_text for o in prompt.options] == [False, False, True]
+    assert prompt.free_text and prompt.default == 1
+
+
+def test_the_trust_dialog_uses_the_printed_key_and_offers_what_the_kernel_sends() -> None:
+    prompt = read_prompt(screen("dialog_trust_folder"))
+    assert prompt is not None
+    assert prompt.kind is PromptKind.STARTUP_DIALOG
+    assert (prompt.title, prompt.question) == (
+        "Confirm folder trust", "Do you trust the files in this folder?")
+    assert [(o.label, o.keys, o.effect) for o in prompt.options] == [
+        ("Yes", ("1",), OptionEffect.ALLOW),
+        ("Yes, and remember this folder for future sessions", ("2",), OptionEffect.ALLOW_ALWAYS),
+        ("No", ("Escape",), OptionEffect.DENY)]
+    # The kernel presses Enter on the cursor row: the option a policy's "allow" picks too.
+    (dialog,) = STARTUP_DIALOGS
+    assert dialog.keys == ("Enter",) and prompt.default == prompt.numbers_with(OptionEffect.ALLOW)[0]
+
+
+def test_an_answered_prompt_is_not_read() -> None:
+    for name in ("completed_after_permission", "completed_after_question", "waiting_user_answer_answer1",
+                 "dialog_trust_folder_answer1"):
+        assert read_prompt(screen(name)) is None, name
+
+
+def test_a_reply_quoting_a_menu_is_not_read() -> None:
+    quoted = [" ● Copilot will ask:", "   Do you want to run this command?", "   ❯ 1. Yes", "     2. No",
+              "   ↑/↓ to navigate · enter to select · esc to cancel"]
+    rows = screen("completed").rstrip("\n").split("\n")
+    box = next(i for i in range(len(rows) - 1, -1, -1) if rows[i].startswith("❯"))
+    assert read_prompt("\n".join(rows[:box - 2] + quoted + rows[box - 2:])) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_reading_arbitrary_text_never_raises(text: str) -> None:
+    prompt = read_prompt(text)
+    assert prompt is None or prompt.options or prompt.free_text
+
+
+PROMPT_FREE = ("idle", "processing", "completed", "completed_after_tool", "error", "idle_cancelled",
+               "processing_tool", "completed_after_permission", "completed_after_question", "idle-100x30")
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(PROMPT_FREE), at=st.integers(0, 60),
+       added=st.lists(st.text(alphabet=st.sampled_from("❯ 1.Yes?─│╰╭↑/↓ to navigate·enter select\n"),
+                              max_size=40), max_size=4))
+def test_rows_added_to_a_prompt_free_screen_make_no_prompt(name: str, at: int, added: list[str]) -> None:
+    rows = screen(name).split("\n")
+    at = min(at, len(rows))
+    assert read_prompt("\n".join(rows[:at] + added + rows[at:])) is None
