@@ -287,7 +287,8 @@ class PromptDesk:
             opened = shown.open
             if opened is None:
                 status = live.tracker.report
-                raise Conflict(f"terminal {terminal_id} has no prompt to answer (status {status.status.value}: "
+                gone = f"prompt {prompt_id} is no longer open: " if prompt_id is not None else ""
+                raise Conflict(f"{gone}terminal {terminal_id} has no prompt to answer (status {status.status.value}: "
                                f"{status.evidence})" + (
                                    "; its prompt could not be read: answer with text through answer_user_prompt"
                                    if status.status == TerminalStatus.WAITING_USER_ANSWER else ""))

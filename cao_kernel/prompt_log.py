@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from cao_hookspecs import OpenPrompt, Prompt, PromptEvent, PromptOption
+from cao_hookspecs import OpenPrompt, Prompt, PromptEvent
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +40,8 @@ def _plain(value: Any) -> Any:
 
 def event_from_dict(data: dict[str, Any]) -> PromptEvent:
     opened = data["prompt"]
-    record = dict(opened["prompt"])
-    record["options"] = [PromptOption(**option) for option in record.get("options", ())]
     prompt = OpenPrompt(id=opened["id"], terminal_id=opened["terminal_id"], opened_at=opened["opened_at"],
-                        prompt=Prompt(**record))
+                        prompt=Prompt(**opened["prompt"]))
     return PromptEvent(**{**data, "prompt": prompt})
 
 

@@ -89,6 +89,11 @@ class PromptOption:
     takes_text: bool = False
 
 
+def _options(value: Any) -> tuple[PromptOption, ...]:
+    # Options read back from JSON arrive as mappings.
+    return tuple(PromptOption(**item) if isinstance(item, Mapping) else item for item in value or ())
+
+
 @attrs.frozen(kw_only=True)
 class Prompt:
     """A prompt as read from one screen.
@@ -110,7 +115,7 @@ class Prompt:
     tool: str | None = None
     arguments: Mapping[str, str] = attrs.field(factory=dict, converter=_string_mapping)
     arguments_complete: bool = True
-    options: tuple[PromptOption, ...] = attrs.field(factory=tuple, converter=tuple)
+    options: tuple[PromptOption, ...] = attrs.field(factory=tuple, converter=_options)
     default: int | None = None
     free_text: bool = False
     evidence: tuple[str, ...] = attrs.field(factory=tuple, converter=_strings)

@@ -285,7 +285,9 @@ class LaunchContext:
 
     ``mcp_servers`` are the profile's MCP servers already rewritten by the kernel: every entry's
     ``env`` carries ``CAO_TERMINAL_ID`` and the server address, because some CLIs start MCP servers
-    with a scrubbed environment. ``runtime_dir`` is a private folder for generated files.
+    with a scrubbed environment. ``cao_servers`` names the entries that are cao's own MCP server: a
+    provider whose CLI asks before running MCP tools pre-approves these (an approval prompt on
+    ``send_message`` would stall every delegation). ``runtime_dir`` is a private folder for generated files.
     """
 
     terminal: Terminal
@@ -297,6 +299,7 @@ class LaunchContext:
     allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     yolo: bool = False
     env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+    cao_servers: tuple[str, ...] = attrs.field(factory=tuple, converter=_tuple)
 
 
 @attrs.frozen(kw_only=True)

@@ -246,3 +246,17 @@ def test_runtime_files_the_kernel_writes_stay_private(fake_claude, tmp_path):
     private = Path(c.runtime_dir) / "claude-config"
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
     assert all(p.is_symlink() for p in private.iterdir())
+
+
+def test_caos_own_tools_are_allowed_under_a_permission_mode_that_asks(fake_claude, tmp_path):
+    servers = {"cao-mcp-server": {"command": "/venv/bin/cao-mcp-server"}, "web": {"command": "web"}}
+    asking = AgentProfile(name="dev", permission_mode="default")
+    argv = launch(ctx(tmp_path, asking, mcp_servers=servers, cao_servers=("cao-mcp-server",))).argv
+    # An approval prompt on send_message would stall a delegation; other servers still ask.
+    assert argv[argv.index("--allowedTools") + 1:][:1] == ("mcp__cao-mcp-server",)
+    assert "mcp__web" not in argv
+    # A restricted tool list decides on its own (it may leave cao's server out on purpose).
+    restricted = launch(ctx(tmp_path, asking, mcp_servers=servers, cao_servers=("cao-mcp-server",),
+                            allowed_tools=("fs_read",))).argv
+    allowed = restricted[restricted.index("--allowedTools"):restricted.index("--disallowedTools")]
+    assert "mcp__cao-mcp-server" not in allowed and "mcp__cao-mcp-server" in restricted

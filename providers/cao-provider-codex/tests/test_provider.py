@@ -127,10 +127,18 @@ def test_codex_profile_is_used_instead_of_yolo_and_copied_in(tmp_path, user_home
     assert YOLO in launch(context(tmp_path, profile, allowed_tools=("*",))).argv
 
 
-def test_codex_profile_from_the_user_config_table(tmp_path, user_home):
-    (user_home / "config.toml").write_text('[profiles.legacy]\nmodel = "x"\n')
+def test_codex_profile_from_a_config_table_becomes_the_layered_file_codex_reads(tmp_path, user_home):
+    # Codex refuses --profile while config.toml keeps a [profiles.<name>] table.
+    (user_home / "config.toml").write_text('[profiles.legacy]\nmodel = "x"\n[profiles.other]\nmodel = "y"\n')
     plan = launch(context(tmp_path, AgentProfile(name="dev", provider="codex", codex_profile="legacy")))
-    assert "--profile" in plan.argv and config_of(plan)["profiles"] == {"legacy": {"model": "x"}}
+    assert "--profile" in plan.argv and config_of(plan)["profiles"] == {"other": {"model": "y"}}
+    assert tomllib.loads(plan.files["codex-home/legacy.config.toml"]) == {"model": "x"}
+    # The agent profile's own codexConfig may carry the table too.
+    profile = AgentProfile(name="dev", provider="codex", codex_profile="asking",
+                           codex_config={"profiles": {"asking": {"approval_policy": "on-request"}}})
+    plan = launch(context(tmp_path, profile))
+    assert "profiles" not in config_of(plan) or "asking" not in config_of(plan)["profiles"]
+    assert tomllib.loads(plan.files["codex-home/asking.config.toml"]) == {"approval_policy": "on-request"}
 
 
 @pytest.mark.parametrize(("profile_fields", "servers", "message"), [
@@ -259,3 +267,12 @@ def test_mcp_entry_passes_codex_keys_only():
     assert entry == {"command": "c", "enabled_tools": ["a"], "cwd": "/x", "tool_timeout_sec": 600.0,
                      "startup_timeout_sec": 30.0, "required": True}
     assert mcp_entry("s", {"command": "c", "required": False})["required"] is False
+
+
+def test_caos_own_server_is_pre_approved_and_the_others_are_not(tmp_path, user_home):
+    servers = {"cao": {"command": "/venv/bin/cao-mcp-server"}, "web": {"url": "http://127.0.0.1:1/mcp"},
+               "strict": {"command": "/venv/bin/cao-mcp-server", "default_tools_approval_mode": "prompt"}}
+    config = config_of(launch(context(tmp_path, mcp_servers=servers, cao_servers=("cao", "strict"))))
+    modes = {name: table.get("default_tools_approval_mode") for name, table in config["mcp_servers"].items()}
+    # An approval prompt on send_message would stall a delegation; the profile's own choice stands.
+    assert modes == {"cao": "approve", "web": None, "strict": "prompt"}

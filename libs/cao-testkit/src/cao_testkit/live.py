@@ -280,6 +280,8 @@ class LiveWorld:
     add_profile: Callable[[AgentProfile], None]
     tool: Callable[[str], str]
     workdir: str
+    #: The kernel's cao home (a ``cao`` command run against ``url`` reads the API token there).
+    home: str = ""
 
     def client(self) -> Any:
         from cao_server.client import HttpKernel
@@ -314,7 +316,7 @@ def serve_world(kernel: Any, model: ScriptedServer, add_agent: Callable[[str, st
     model.script = roles
     with serve_in_thread(kernel) as running:
         yield LiveWorld(url=running.url, model=model, roles=roles, add_agent=add_agent,
-                        add_profile=kernel.add_profile, tool=tool, workdir=workdir)
+                        add_profile=kernel.add_profile, tool=tool, workdir=workdir, home=str(kernel.home.root))
 
 
 def _strip(text: str) -> str:

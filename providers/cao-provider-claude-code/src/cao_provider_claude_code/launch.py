@@ -147,6 +147,10 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
         files[MCP_CONFIG_FILE] = _mcp_config(ctx.mcp_servers)
         argv += ["--mcp-config", str(runtime / MCP_CONFIG_FILE), "--strict-mcp-config"]
     argv += tool_args(ctx.allowed_tools, list(ctx.mcp_servers))
+    if ctx.cao_servers and "--dangerously-skip-permissions" not in argv and not ctx.allowed_tools:
+        # A permission mode that asks: cao's own tools never wait for an approval (a prompt on
+        # send_message would hold up the whole delegation).
+        argv += ["--allowedTools", *(f"mcp__{name}" for name in ctx.cao_servers)]
     command = signal_command(ctx.env)
     if command is not None:
         files[SETTINGS_FILE] = json.dumps(hook_settings(command), indent=2)

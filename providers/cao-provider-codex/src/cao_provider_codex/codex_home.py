@@ -47,7 +47,7 @@ _SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _MCP_KEYS = frozenset({
     "command", "args", "env", "env_vars", "cwd", "url", "bearer_token_env_var", "http_headers",
     "env_http_headers", "startup_timeout_sec", "tool_timeout_sec", "enabled", "required", "enabled_tools",
-    "disabled_tools",
+    "disabled_tools", "default_tools_approval_mode",
 })
 _RENAMED = {"headers": "http_headers"}
 
@@ -134,6 +134,11 @@ def build_config(ctx: LaunchContext, user_config: Mapping[str, Any]) -> dict[str
             raise ValueError(f"agent profile {profile.name!r}: codexConfig must be a table of Codex settings")
         config = merge(config, profile.codex_config)
     servers = {name: mcp_entry(name, entry) for name, entry in ctx.mcp_servers.items()}
+    for name in ctx.cao_servers:
+        # cao's own tools never wait for an approval (under a Codex profile that asks): a prompt on
+        # send_message would hold up the whole delegation. The profile may still say otherwise.
+        if name in servers:
+            servers[name].setdefault("default_tools_approval_mode", "approve")
     trusted = {str(folder): {"trust_level": "trusted"}
                for folder in dict.fromkeys([ctx.working_directory, os.path.realpath(ctx.working_directory)])}
     ours: dict[str, Any] = {

@@ -55,7 +55,16 @@ def _codex_profile(ctx: LaunchContext, user_home: Path, config: dict) -> tuple[s
             raise ValueError(f"cannot read the Codex profile {layered}: {exc}") from exc
     profiles = config.get("profiles")
     if isinstance(profiles, dict) and name in profiles:
-        return name, {}
+        # Codex 0.169 refuses --profile while config.toml holds a [profiles.<name>] table: the table
+        # (from the user's config or the agent profile's codexConfig) moves into the layered file it reads.
+        from cao_toml_core import dumps
+
+        table = profiles.pop(name)
+        if not profiles:
+            del config["profiles"]
+        if not isinstance(table, dict):
+            raise ValueError(f"Codex profile {name!r} must be a table of settings")
+        return name, {f"{HOME_DIR}/{name}.config.toml": dumps(table)}
     raise ValueError(f"Codex profile {name!r} not found: no {layered} "
                      f"and no [profiles.{name}] in its config.toml")
 
