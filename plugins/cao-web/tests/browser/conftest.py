@@ -24,6 +24,14 @@ ROOT = Path(__file__).resolve().parents[4]
 CHROMIUM = "/usr/bin/chromium"
 PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp", "web")
 ASSIGN = ROOT / "examples" / "assign"
+# A mock agent that asks before each command its task names (`run: <command>`): a real prompt to answer.
+CAREFUL = """---
+name: careful
+description: Asks before it runs a command
+mockBehaviour: permission
+---
+You ask before you run anything.
+"""
 # Flags for a headless chromium in a container: no GPU, no network features nobody uses here.
 CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--disable-sync", "--disable-extensions"]
 # Read at import: each test runs with every CAO_* variable of the shell removed.
@@ -56,7 +64,8 @@ def browser(chromium_path: str) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A ``cao server`` with the web console, the assign example's profiles and its mock behaviours."""
+    """A ``cao server`` with the web console, the assign example's profiles and its mock behaviours, and
+    ``careful``, a mock agent that asks permission."""
     from cao_testkit.server_process import server_env, start_cao_server
     from cao_testkit.tmux import private_tmux_socket
 
@@ -69,6 +78,7 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     for profile in ASSIGN.glob("*.md"):
         if profile.name != "README.md":
             shutil.copy(profile, home / "agent-store" / profile.name)
+    (home / "agent-store" / "careful.md").write_text(CAREFUL, encoding="utf-8")
     with private_tmux_socket() as tmux:
         env = server_env(home, tmux, PLUGINS)
         # The mock agents import the example's behaviours from the repository.
@@ -133,11 +143,11 @@ class Console:
     def open(self, route: str) -> None:
         self.page.evaluate("route => { location.hash = route; }", route)
 
-    def screenshot(self, name: str) -> None:
+    def screenshot(self, name: str, *, full_page: bool = False) -> None:
         if SCREENSHOTS:
             target = ROOT / "docs" / "images" / f"console-{name}.png"
             target.parent.mkdir(parents=True, exist_ok=True)
-            self.page.screenshot(path=str(target), animations="disabled", caret="hide")
+            self.page.screenshot(path=str(target), animations="disabled", caret="hide", full_page=full_page)
 
 
 @pytest.fixture

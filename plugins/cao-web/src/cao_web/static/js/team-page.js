@@ -1,10 +1,12 @@
 // Team: every session as a tree of its terminals (a worker under the terminal that started it), each with
-// its status, the evidence for it, since when, and what it waits for. Rows are patched in place as
-// events arrive, so a focused button keeps its focus.
+// its status, the evidence for it, since when, and what it waits for, with the prompt it waits on and
+// its options to answer it. Rows are patched in place as events arrive, so a focused button keeps its
+// focus and text typed into a prompt's field stays.
 
 import { stopSession, stopTerminal } from './actions.js';
 import { duration, fill, h, span, toMs, visible } from './dom.js';
 import { attempt } from './page.js';
+import { promptView } from './prompt.js';
 import { team } from './team.js';
 
 const TICK_MS = 5000;
@@ -80,6 +82,7 @@ export function mount(root) {
       evidence: h('span', { class: 'evidence' }),
     };
     const children = h('ul', { class: 'tree' });
+    const prompt = promptView(t.id);
     const li = h('li', { class: 'terminal', dataset: { terminalId: t.id } },
       h('div', { class: 'row' },
         parts.badge,
@@ -94,9 +97,9 @@ export function mount(root) {
           'aria-label': `Open the terminal of ${t.agent_profile} ${t.id}` }, 'Terminal'),
         h('button', { type: 'button', class: 'danger', 'aria-label': `Stop ${t.agent_profile} ${t.id}`,
           onclick: () => act(() => stopTerminal(t.id)) }, 'Stop')),
-      h('div', { class: 'detail' }, parts.evidence),
+      h('div', { class: 'detail' }, parts.evidence, prompt.el),
       children);
-    const row = { li, parts, children };
+    const row = { li, parts, children, prompt };
     rows.set(t.id, row);
     update(t, row);
     return row;
@@ -126,6 +129,7 @@ export function mount(root) {
     } else {
       parts.delegation.textContent = '';
     }
+    row.prompt.update(t);
     const waits = team.waits(t);
     fill(parts.waits, waits.length ? 'waiting: ' : '',
       waits.map((w, i) => [i ? ' \u00b7 ' : '', h('span', { class: `wait wait-${w.kind}` },

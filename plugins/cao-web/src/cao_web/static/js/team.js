@@ -4,7 +4,7 @@
 // Views subscribe with `team.watch(fn)`; fn gets one change at a time:
 //   {kind: 'reset'}                              everything was reread
 //   {kind: 'added' | 'removed', terminal}        a terminal came or went
-//   {kind: 'changed', terminal}                  its status, evidence, waits or delegation changed
+//   {kind: 'changed', terminal}                  its status, evidence, waits, delegation or prompt changed
 //   {kind: 'event', event}                       any event, after the model applied it
 
 import { api, ApiError, enc, withQuery } from './api.js';
@@ -17,6 +17,10 @@ const messageStates = new Map(); // message id -> latest state seen in an event
 const early = new Map(); // terminal id -> its status event, seen before the terminal itself
 const delegations = new Map(); // worker id -> delegation, seen before the worker itself
 const profiles = new Map(); // terminal id -> its profile, kept after it is gone (for labels)
+// The prompt a terminal waits on is `terminal.prompt` (the server's OpenPrompt record, or null), set by the
+// snapshot, the status events and the prompt events; `terminal.promptNews` is the latest thing that
+// happened to one of its prompts that a person should read (answered, escalated), kept until the next
+// prompt opens.
 let buffered = null; // events that arrive while the snapshot is being read
 let loaded = false;
 let readyWaiters = [];
@@ -161,6 +165,8 @@ function adopt(record) {
     order: order++,
     evidence: record.evidence ?? '',
     since: record.since ?? null,
+    prompt: record.prompt ?? null,
+    promptNews: null,
     delegation: record.delegation ?? delegations.get(record.id) ?? null,
     handoffs: new Map(handoffs.map((wait) => [wait.worker_id, wait.since ?? null])),
     pending: new Set(),
@@ -205,6 +211,29 @@ function applyStatus(t, event) {
   t.status = event.status;
   t.evidence = event.evidence ?? '';
   t.since = event.since ?? null;
+  // A server older than typed prompts sends no `prompt`: what the prompt events said stands.
+  if ('prompt' in event) t.prompt = event.prompt ?? null;
+}
+
+function applyPrompt(t, event) {
+  const open = event.prompt;
+  switch (event.kind) {
+    case 'opened':
+      t.prompt = open;
+      t.promptNews = null;
+      break;
+    case 'closed':
+      if (t.prompt && t.prompt.id === open.id) t.prompt = null;
+      break;
+    case 'answered':
+    case 'escalated':
+      t.promptNews = event;
+      break;
+    default:
+      // A refusal changes nothing on screen: the one refused is told by its own request.
+      return false;
+  }
+  return true;
 }
 
 function apply(event, { quiet = false } = {}) {
@@ -244,6 +273,11 @@ function applyToModel(event, also) {
       }
       applyStatus(t, event);
       return { kind: 'changed', terminal: t };
+    }
+    case 'prompt': {
+      const t = terminals.get(event.terminal_id);
+      if (!t || !event.prompt) return null;
+      return applyPrompt(t, event) ? { kind: 'changed', terminal: t } : null;
     }
     case 'message': {
       const m = event.message;

@@ -2,11 +2,13 @@
 // the same socket serves upstream's clients: the server sends binary frames of raw terminal bytes; the
 // page sends text frames {"type": "input", "data"} for keys and pastes and {"type": "resize", "rows",
 // "cols"} on open and whenever the window's size changes. Leaving the page closes the socket; the
-// agent keeps running.
+// agent keeps running. Above the screen, the prompt the agent waits on, to answer by option; below it,
+// the terminal's prompt audit trail (GET /terminals/{id}/prompts), extended by the prompt events.
 
 import { api, ApiError, enc } from './api.js';
-import { fill, h } from './dom.js';
+import { clock, fill, h, toMs, visible } from './dom.js';
 import { problem } from './page.js';
+import { answerText, promptView } from './prompt.js';
 import { team } from './team.js';
 
 const THEME = {
@@ -20,9 +22,17 @@ export function mount(root, [id]) {
   const note = h('p', { class: 'note', role: 'alert' });
   const banner = h('div', { class: 'banner', role: 'status', hidden: true });
   const screen = h('div', { class: 'screen', role: 'group', 'aria-label': `terminal ${id}` });
+  const prompt = promptView(id);
+  const trail = h('tbody');
+  const trailNote = h('p', { class: 'note', role: 'alert' });
+  const noPrompts = h('p', { class: 'empty' }, 'No prompts recorded for this terminal yet.');
   root.append(
     h('h1', { class: 'terminal-title' }, 'Terminal ', title, ' ', badge),
-    note, banner, screen);
+    note, banner, prompt.el, screen,
+    h('section', { class: 'prompt-trail', 'aria-label': 'prompt audit trail' },
+      h('h2', {}, 'Prompts'), trailNote, noPrompts,
+      h('table', {}, h('thead', {}, h('tr', {}, ['Time', 'What', 'Prompt', 'By', 'Answer or reason']
+        .map((name) => h('th', {}, name)))), trail)));
 
   let left = false;
   let gone = false; // the terminal was stopped: nothing to reconnect to
@@ -38,9 +48,51 @@ export function mount(root, [id]) {
     const status = t.status || 'unknown';
     badge.className = `badge status-${status}`;
     badge.textContent = status.replaceAll('_', ' ');
+    prompt.update(team.terminals.get(id) || record);
   }
+
+  // One row of the audit trail: an entry of GET /terminals/{id}/prompts or a prompt event (same fields).
+  function trailRow(entry) {
+    const open = entry.prompt;
+    const said = entry.kind === 'opened'
+      ? `${open.prompt.kind.replaceAll('_', ' ')}: ${open.prompt.question}`
+      : [answerText(open, entry.option, entry.text), entry.detail].filter(Boolean).join(' \u2014 ');
+    return h('tr', { class: `prompt-${entry.kind}`, dataset: { kind: entry.kind, promptId: open.id } },
+      h('td', { class: 'time' }, clock(entry.at)), h('td', {}, entry.kind),
+      h('td', {}, h('code', {}, open.id)),
+      h('td', {}, entry.by || ''), h('td', {}, visible(said)));
+  }
+  // Events that arrive while the trail is read may or may not be in the answer: kept, and added after it
+  // unless it has them (an entry is known by its kind, prompt and time to the millisecond).
+  let reading = null;
+  const key = (entry) => `${entry.kind} ${entry.prompt.id} ${Math.floor(toMs(entry.at))}`;
+  async function readTrail() {
+    const mine = reading = [];
+    let entries;
+    try {
+      entries = await api.get(`/terminals/${enc(id)}/prompts`);
+    } catch (error) {
+      if (mine === reading) problem(trailNote, error);
+      return;
+    }
+    if (mine !== reading) return;
+    reading = null;
+    const known = new Set(entries.map(key));
+    trailNote.textContent = '';
+    fill(trail, entries.map(trailRow), mine.filter((event) => !known.has(key(event))).map(trailRow));
+    noPrompts.hidden = trail.childElementCount > 0;
+  }
+  // A team not read yet is read soon, and its 'reset' reads the trail too.
+  if (team.loaded) readTrail();
+
   const unwatch = team.watch((change) => {
     if (change.kind === 'reset' || (change.kind === 'changed' && change.terminal.id === id)) showStatus();
+    if (change.kind === 'reset') readTrail();
+    if (change.kind === 'event' && change.event.event === 'prompt' && change.event.terminal_id === id) {
+      if (reading) reading.push(change.event);
+      trail.append(trailRow(change.event));
+      noPrompts.hidden = true;
+    }
     if (change.kind === 'removed' && change.terminal.id === id) {
       badge.className = 'badge status-gone';
       badge.textContent = 'removed';
