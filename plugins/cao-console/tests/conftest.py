@@ -20,6 +20,14 @@ os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
 PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server")
 SIZE = (140, 34)
+# A mock agent that asks before each command its task names (`run: <command>`): a real prompt to answer.
+CAREFUL = """---
+name: careful
+description: Asks before it runs a command
+mockBehaviour: permission
+---
+You ask before you run anything.
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +44,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from cao_testkit.tmux import private_tmux_socket
 
     home = tmp_path_factory.mktemp("console-home")
+    (home / "agent-store").mkdir()
+    (home / "agent-store" / "careful.md").write_text(CAREFUL, encoding="utf-8")
     workdir = tmp_path_factory.mktemp("console-work")
     with private_tmux_socket() as tmux:
         server = start_cao_server(home, workdir, server_env(home, tmux, PLUGINS))
@@ -121,7 +131,16 @@ TEAM = {
              "created_at": "2026-01-01T12:00:20+00:00", "status": "waiting_user_answer",
              "evidence": "codex: approval prompt", "since": T0 + 95, "pending_messages": 2,
              "delegation": {"kind": "handoff", "caller_id": "a1b2c3d4", "started_at": T0 + 20},
-             "waiting_for": [{"kind": "messages", "count": 2}, {"kind": "prompt", "since": T0 + 95}]},
+             "waiting_for": [{"kind": "messages", "count": 2}, {"kind": "prompt", "since": T0 + 95}],
+             "prompt": {"id": "e5f6a7b8-1", "terminal_id": "e5f6a7b8",
+                        "opened_at": "2026-01-01T12:01:35+00:00",
+                        "prompt": {"kind": "permission", "question": "Allow writing to /work/demo/setup.py?",
+                                   "title": "Edit file", "tool": "Write",
+                                   "arguments": {"file_path": "/work/demo/setup.py"},
+                                   "options": [{"label": "Yes", "keys": ["1"], "effect": "allow"},
+                                               {"label": "No, and tell Codex what to do", "keys": ["2"],
+                                                "effect": "deny", "takes_text": True}],
+                                   "default": 1}}},
             {"id": "0c0d0e0f", "name": "reviewer-5e6f", "session_name": "cao-demo", "provider": "mock_cli",
              "agent_profile": "reviewer", "working_directory": "/work/demo", "caller_id": "a1b2c3d4",
              "created_at": "2026-01-01T12:00:30+00:00", "status": "completed", "evidence": "answer shown",
@@ -159,6 +178,7 @@ class FakeServer:
         self.calls: list[tuple[str, ...]] = []
         self.queue: asyncio.Queue[dict[str, Any] | None] | None = None
         self.subscriptions = 0
+        self.stale: set[str] = set()  # prompt ids whose answers are refused, as the server refuses them
 
     async def aclose(self) -> None:
         self.calls.append(("aclose",))
@@ -200,6 +220,14 @@ class FakeServer:
 
     async def answer(self, terminal_id: str, text: str) -> None:
         self.calls.append(("answer", terminal_id, text))
+
+    async def answer_prompt(self, terminal_id: str, prompt_id: str, *, option: int | None = None,
+                            text: str | None = None) -> None:
+        self.calls.append(("answer_prompt", terminal_id, prompt_id, option, text))
+        if prompt_id in self.stale:
+            from cao_hookspecs.errors import Conflict
+
+            raise Conflict(f"prompt {prompt_id} was answered already")
 
     async def stop_terminal(self, terminal_id: str) -> None:
         self.calls.append(("stop_terminal", terminal_id))

@@ -209,3 +209,63 @@ def test_an_empty_server_then_a_session_that_starts(fake: Any, helpers: Any):
         assert helpers.plain(app, "#screen") == ""
 
     helpers.drive(app, scenario)
+
+
+def test_a_prompt_is_shown_and_answered_by_its_number_and_a_refusal_is_said(fake: Any, helpers: Any):
+    from cao_console.app import ConsoleApp
+
+    server = fake()
+    app = ConsoleApp(server, team=server.snapshots[0])
+
+    def answers() -> list[tuple[Any, ...]]:
+        return [call for call in server.calls if call[0] == "answer_prompt"]
+
+    async def scenario(pilot: Any) -> None:
+        until = helpers.until
+        await until(pilot, lambda: "live" in helpers.plain(app, "#state"), "the event stream")
+        await pilot.press("3")  # the supervisor waits on no prompt: nothing is answered
+        await pilot.pause(0.1)
+        await pilot.press("down")
+        await until(pilot, lambda: app.selected == DEV, "the developer")
+        details = helpers.plain(app, "#details")
+        assert "prompt e5f6a7b8-1 (permission)  Edit file: Allow writing to /work/demo/setup.py?" in details
+        assert "Write  file_path: /work/demo/setup.py" in details
+        assert "1 Yes  (default)" in details and "2 No, and tell Codex what to do  (takes text)" in details
+        await pilot.press("3")  # no such option
+        await pilot.press("1")
+        await until(pilot, lambda: answers(), "the answer")
+        assert answers() == [("answer_prompt", DEV, "e5f6a7b8-1", 1, None)]
+        assert "answered prompt e5f6a7b8-1 with option 1" in helpers.plain(app, "#state")
+
+        # An option that takes text: the input line takes the text, then one answer carries both.
+        await pilot.press("2")
+        assert app.focused is app.query_one("#input")
+        assert "text for option 2 (No, and tell Codex what to do)" in app.query_one("#input").placeholder
+        await pilot.press(*"use the fixture", "enter")
+        await until(pilot, lambda: len(answers()) == 2, "the answer with text")
+        assert answers()[1] == ("answer_prompt", DEV, "e5f6a7b8-1", 2, "use the fixture")
+        await pilot.press("escape")
+
+        # Answered elsewhere meanwhile: the server refuses, the console says so.
+        server.stale.add("e5f6a7b8-1")
+        await pilot.press("1")
+        await until(pilot, lambda: "Not answered" in helpers.plain(app, "#state"), "the refusal")
+        assert "prompt e5f6a7b8-1 was answered already" in helpers.plain(app, "#state")
+
+        # The events: answered by someone else, closed (it leaves the details), another one opened.
+        record = server.snapshots[0]["sessions"][0]["terminals"][1]["prompt"]
+        event = {"event": "prompt", "terminal_id": DEV, "session_name": "cao-demo", "prompt": record}
+        server.push({**event, "kind": "answered", "by": "person:ops", "option": 1, "text": None})
+        server.push({**event, "kind": "closed"})
+        await until(pilot, lambda: "prompt e5f6a7b8-1 (" not in helpers.plain(app, "#details"), "it closed")
+        assert "prompt e5f6a7b8-1 answered by person:ops: 1. Yes" in helpers.plain(app, "#details")
+        following = {**record, "id": "e5f6a7b8-2",
+                     "prompt": {**record["prompt"], "question": "Allow writing to /work/demo/setup.cfg?"}}
+        server.push({**event, "kind": "opened", "prompt": following})
+        await until(pilot, lambda: "setup.cfg?" in helpers.plain(app, "#details"), "the next prompt")
+        assert "answered by person:ops" not in helpers.plain(app, "#details")
+        await pilot.press("1")
+        await until(pilot, lambda: len(answers()) == 4, "the answer to the next one")
+        assert answers()[3] == ("answer_prompt", DEV, "e5f6a7b8-2", 1, None)
+
+    helpers.drive(app, scenario)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -239,3 +240,64 @@ def test_message_bodies_and_agent_text_are_shown_as_text(live: Any, helpers: Any
         helpers.drive(app, scenario)
     finally:
         asyncio.run(stop_session(live, boss.session_name))
+
+
+def test_a_workers_prompt_is_answered_by_its_number_and_a_stale_answer_is_refused(live: Any, helpers: Any):
+    from cao_hookspecs import CreateTerminalRequest
+
+    async def start() -> Any:
+        async with live.client() as api:
+            return await api.create_session(CreateTerminalRequest(
+                agent_profile="careful", provider="mock_cli", working_directory=live.workdir))
+
+    careful = asyncio.run(start())
+    app = console(live, careful.session_name)
+
+    async def last_answer() -> str:
+        async with live.client() as api:
+            try:
+                return await api.get_output(careful.id, "last")
+            except Exception:  # no answer yet while the turn runs
+                return ""
+
+    async def scenario(pilot: Any) -> None:
+        until = helpers.until
+        await until(pilot, lambda: "live" in helpers.plain(app, "#state"), "the event stream")
+        async with live.client() as api:
+            await api.send_input(careful.id, "run: make clean")
+        await until(pilot, lambda: f"prompt {careful.id}-1 (permission)" in helpers.plain(app, "#details"),
+                    "the prompt in the details")
+        details = helpers.plain(app, "#details")
+        assert "Allow Bash(make clean)?" in details and "Bash  command: make clean" in details
+        assert "3 No, and tell the agent what to do differently  (takes text)" in details
+        await pilot.press("3", *"not now", "enter")
+        answered, deadline = "", time.monotonic() + 20
+        while not answered.startswith("Did not run") and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+            answered = await last_answer()
+        assert answered == "Did not run make clean.\nReason: not now"
+        await until(pilot, lambda: f"prompt {careful.id}-1 answered by person:console" in
+                    helpers.plain(app, "#details"), "who answered")
+
+        # The next prompt, answered from the command line first: the console's answer is refused.
+        await pilot.press("escape")
+        async with live.client() as api:
+            await api.send_input(careful.id, "run: make test")
+        await until(pilot, lambda: app.team.find(careful.id).prompt is not None, "the second prompt")
+        stale = app.team.find(careful.id).prompt
+        async with live.client() as api:
+            await api.answer_prompt(careful.id, option=1, prompt_id=stale.id, by="person:cli")
+        await until(pilot, lambda: "answered by person:cli: 1. Yes" in helpers.plain(app, "#details"),
+                    "who answered")
+        await until(pilot, lambda: app.team.find(careful.id).prompt is None, "the prompt closed")
+        # A console that has not heard yet still holds the prompt: put it back, as such a console would.
+        app.team.find(careful.id).prompt = stale
+        await pilot.press("1")
+        await until(pilot, lambda: "Not answered" in helpers.plain(app, "#state"), "the refusal")
+        assert f"terminal {careful.id} has no prompt to answer" in helpers.plain(app, "#state")
+        assert await last_answer() == "Ran make test."
+
+    try:
+        helpers.drive(app, scenario)
+    finally:
+        asyncio.run(stop_session(live, careful.session_name))

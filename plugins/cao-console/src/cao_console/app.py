@@ -5,6 +5,11 @@ redraws only the rows it changed; the start of the stream (and every reconnectio
 or a restart) reads the team again, while the events that follow wait in the stream, so nothing that
 happened in between is lost. The selected terminal's screen is read when it is selected, when its
 status changes, after input is sent to it, and on ``r``.
+
+Prompts. The details of a terminal that waits on a prompt show it (question, tool, options by number);
+a digit key answers it with that option, naming the prompt's id, so an answer meant for a prompt that
+was answered or replaced meanwhile is refused by the server (and said on the state line) instead of
+landing on the next one. An option that takes text opens the input line for its text first.
 """
 
 from __future__ import annotations
@@ -95,7 +100,7 @@ class ConsoleApp(App[None]):
     #main { height: 1fr; }
     #tree { width: 55%; min-width: 30; border-right: solid $panel; }
     #right { width: 1fr; }
-    #details { height: auto; max-height: 14; padding: 0 1; border-bottom: solid $panel; }
+    #details { height: auto; max-height: 20; padding: 0 1; border-bottom: solid $panel; }
     #screen-box { height: 1fr; }
     #screen { width: auto; padding: 0 1; }
     #state { height: 1; padding: 0 1; color: $text-muted; }
@@ -109,6 +114,8 @@ class ConsoleApp(App[None]):
         Binding("X", "stop_session", "Stop session"),
         Binding("escape", "back", "Back", show=False),
         Binding("q", "quit", "Quit"),
+        # Options are numbered from 1 on screen and on the wire; a prompt shows at most nine.
+        *(Binding(str(n), f"pick({n})", f"Option {n}", show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, server: ConsoleServer, *, team: dict[str, Any] | None = None,
@@ -122,6 +129,7 @@ class ConsoleApp(App[None]):
         self.highlighted_session: str | None = None
         self.pending: list[Message] = []
         self.mode = "send"  # what Enter in the input line does: send input, or answer a prompt
+        self.picked: tuple[str, int] | None = None  # (prompt id, option) whose text the input line takes
         self.connected = False
         self._tree_nodes: dict[str, TreeNode[tuple[str, str]]] = {}
         self._dirty_inboxes: set[str] = set()
@@ -253,6 +261,9 @@ class ConsoleApp(App[None]):
         if member is None:
             return "select a terminal, then i to type input or a to answer its prompt"
         what = "answer for" if self.mode == "answer" else "input for"
+        prompt = member.prompt
+        if self.mode == "answer" and self.picked is not None and prompt is not None:
+            what = f"text for option {self.picked[1]} ({prompt.label(self.picked[1])}) of"
         return f"{what} {member.name or member.id} (Enter sends, Esc goes back to the tree)"
 
     # -- the event stream -------------------------------------------------------------------------
@@ -367,16 +378,30 @@ class ConsoleApp(App[None]):
     def action_answer(self) -> None:
         self._input_mode("answer")
 
-    def _input_mode(self, mode: str) -> None:
+    def action_pick(self, number: int) -> None:
+        member = self._selected_member()
+        if member is None:
+            return
+        prompt = member.prompt
+        if prompt is None or not 0 < number <= len(prompt.options):
+            what = "waits on no prompt" if prompt is None else f"has no option {number}"
+            self.notify(f"{member.name or member.id} {what}.", severity="warning", markup=False)
+            return
+        if prompt.options[number - 1].takes_text:
+            self._input_mode("answer", (prompt.id, number))
+            return
+        self.answer_option(member.id, prompt.id, number, None)
+
+    def _input_mode(self, mode: str, picked: tuple[str, int] | None = None) -> None:
         if self._selected_member() is None:
             return
-        self.mode = mode
+        self.mode, self.picked = mode, picked
         box = self.query_one(Input)
         box.placeholder = self._placeholder()
         box.focus()
 
     def action_back(self) -> None:
-        self.mode = "send"
+        self.mode, self.picked = "send", None
         self.query_one(Input).placeholder = self._placeholder()
         self.query_one("#tree").focus()
 
@@ -385,7 +410,33 @@ class ConsoleApp(App[None]):
         if member is None or not event.value.strip():
             return
         event.input.value = ""
-        self.deliver(self.mode, member.id, event.value)
+        prompt = member.prompt
+        if self.mode == "answer" and self.picked is not None:
+            prompt_id, option = self.picked
+            self.answer_option(member.id, prompt_id, option, event.value)
+        elif self.mode == "answer" and prompt is not None and prompt.free_text:
+            self.answer_option(member.id, prompt.id, None, event.value)
+        else:
+            self.deliver(self.mode, member.id, event.value)
+
+    @work(group="steer")
+    async def answer_option(self, terminal_id: str, prompt_id: str, option: int | None,
+                            text: str | None) -> None:
+        """Answer ``prompt_id`` by number and/or text; a refusal (another prompt is open, it was answered
+        already, it left the screen) is said as the server words it."""
+        try:
+            await self.server.answer_prompt(terminal_id, prompt_id, option=option, text=text)
+        except CaoError as exc:
+            self._problem("Not answered", str(exc))
+            return
+        finally:
+            if self.mode == "answer":
+                self.mode, self.picked = "send", None
+                self.query_one(Input).placeholder = self._placeholder()
+        what = f"option {option}" if option else "text"
+        self._note(f"answered prompt {prompt_id} with {what}" + (" and text" if option and text else ""))
+        if terminal_id == self.selected:
+            self.load_screen(terminal_id)
 
     @work(group="steer")
     async def deliver(self, mode: str, terminal_id: str, text: str) -> None:

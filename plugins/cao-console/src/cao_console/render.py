@@ -18,7 +18,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from cao_hookspecs import Message
 
-    from .team import Member, Session, Waiting
+    from .team import Member, PromptChanged, PromptView, Session, Waiting
 
 STATUS_STYLES = {
     "idle": "green",
@@ -115,6 +115,10 @@ def details_text(member: Member | None, pending: Sequence[Message] = (), removed
         out.append_text(waiting_text(waits, names))
     if member.working_directory:
         out.append(f"\nfolder {printable(member.working_directory)}", style="dim")
+    if member.prompt is not None:
+        out.append_text(prompt_text(member.prompt))
+    if member.prompt_news is not None:
+        out.append_text(news_text(member.prompt_news))
     for message in pending[:SHOWN_MESSAGES]:
         out.append(f"\n  from {printable(names.get(message.sender_id, message.sender_id))}: ", style="cyan")
         out.append(printable(one_line(message.body, BODY_WIDTH)))
@@ -123,9 +127,61 @@ def details_text(member: Member | None, pending: Sequence[Message] = (), removed
     return out
 
 
+def answer_words(prompt: PromptView, option: int | None, text: str | None) -> str:
+    """An answer in a few words: ``1. Yes`` and/or the text typed."""
+    parts = [f"{option}. {prompt.label(option) or '?'}"] if option else []
+    if text is not None:
+        parts.append(f"text {text!r}")
+    return " with ".join(parts)
+
+
+def prompt_text(prompt: PromptView) -> Text:
+    """The prompt a terminal waits on, one line per part: what is asked, the tool and its arguments,
+    the options by number (the default and those that take text marked), and the keys that answer."""
+    out = Text("\n")
+    out.append(f"prompt {printable(prompt.id)}", style="bold magenta")
+    out.append(f" ({printable(prompt.kind)})  ")
+    if prompt.title:
+        out.append(f"{printable(prompt.title)}: ", style="bold")
+    out.append(printable(prompt.question), style="bold")
+    if prompt.tool:
+        shown = "  ".join(f"{printable(k)}: {printable(v)}" for k, v in prompt.arguments)
+        out.append(f"\n  {printable(prompt.tool)}", style="cyan")
+        if shown:
+            out.append(f"  {shown}")
+        if not prompt.arguments_complete:
+            out.append(" (cut on screen)", style="dim")
+    for number, option in enumerate(prompt.options, 1):
+        out.append(f"\n  {number}", style="bold")
+        out.append(f" {printable(option.label)}")
+        marks = [mark for mark, on in (("default", number == prompt.default),
+                                       ("takes text", option.takes_text)) if on]
+        if marks:
+            out.append(f"  ({', '.join(marks)})", style="dim")
+    keys = []
+    if prompt.options:
+        keys.append(f"1-{len(prompt.options)} picks an option" if len(prompt.options) > 1 else "1 picks it")
+    if prompt.free_text:
+        keys.append("a types an answer")
+    if keys:
+        out.append(f"\n  {', '.join(keys)}", style="dim")
+    return out
+
+
+def news_text(event: PromptChanged) -> Text:
+    """The last answer or escalation of the terminal's prompts: who answered, and how."""
+    if event.kind == "escalated":
+        said = f"prompt {event.prompt.id} was escalated" + (f": {event.detail}" if event.detail else "")
+    else:
+        said = (f"prompt {event.prompt.id} answered by {event.by or 'someone'}: "
+                f"{answer_words(event.prompt, event.option, event.text)}")
+    return Text("\n" + printable(said), style="dim")
+
+
 def screen_text(capture: str) -> Text:
     """A terminal's screen with its colours; trailing blank rows dropped."""
     return Text.from_ansi(capture.rstrip("\n"))
 
 
-__all__ = ["details_text", "member_label", "screen_text", "session_label", "status_text", "waiting_text"]
+__all__ = ["answer_words", "details_text", "member_label", "news_text", "prompt_text", "screen_text",
+           "session_label", "status_text", "waiting_text"]

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 #: Pending messages read per terminal: enough to show, and a count that says "at least" past it.
 PENDING_LIMIT = 100
+#: Who the console answers prompts as, in the audit trail.
+ANSWERED_BY = "person:console"
 
 
 class AttachUnavailable(CaoError):
@@ -71,7 +73,15 @@ class ConsoleServer:
         await self.api.send_input(terminal_id, text)
 
     async def answer(self, terminal_id: str, text: str) -> None:
+        """Upstream's answer: an option's number, key or label, or text, for whatever prompt is open."""
         await self.api.answer_user_prompt(terminal_id, text)
+
+    async def answer_prompt(self, terminal_id: str, prompt_id: str, *, option: int | None = None,
+                            text: str | None = None) -> None:
+        """Answer prompt ``prompt_id`` by option and/or text; ``Conflict`` when it is no longer the open
+        one (nothing is typed then)."""
+        await self.api.answer_prompt(terminal_id, option=option, text=text, prompt_id=prompt_id,
+                                     by=ANSWERED_BY)
 
     async def stop_terminal(self, terminal_id: str) -> None:
         await self.api.delete_terminal(terminal_id)
@@ -115,4 +125,4 @@ def connect(settings: Mapping[str, str]) -> ConsoleServer:
     return ConsoleServer(connect_api(settings), settings)
 
 
-__all__ = ["PENDING_LIMIT", "AttachUnavailable", "ConsoleServer", "connect"]
+__all__ = ["ANSWERED_BY", "PENDING_LIMIT", "AttachUnavailable", "ConsoleServer", "connect"]

@@ -11,6 +11,10 @@ the team and says what changed, so the screen redraws only that:
   message, the row shows all of them);
 - ``resnapshot``: the stream started again (``subscribed``), so anything may have happened meanwhile.
 
+A terminal's ``prompt`` is the prompt it waits on (``PromptView``), set by the snapshot, the status
+events and the prompt events; ``prompt_news`` is the last answer or escalation of one of its prompts,
+kept until the next prompt opens.
+
 Nothing here imports Textual, so it is tested without a screen.
 """
 
@@ -81,6 +85,53 @@ class Waiting:
                    worker_id=_optional_text(data, "worker_id"), count=_count(data, "count"))
 
 
+@dataclasses.dataclass(frozen=True)
+class OptionView:
+    label: str
+    takes_text: bool = False
+    description: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptView:
+    """The prompt a terminal waits on, as the server's ``OpenPrompt`` JSON says: ``id`` (answers name
+    it), what is asked, the tool and its arguments, the options (numbered from 1) and the default."""
+
+    id: str
+    kind: str
+    question: str
+    title: str = ""
+    tool: str | None = None
+    arguments: tuple[tuple[str, str], ...] = ()
+    arguments_complete: bool = True
+    options: tuple[OptionView, ...] = ()
+    default: int | None = None
+    free_text: bool = False
+
+    @classmethod
+    def from_json(cls, data: Any) -> PromptView | None:
+        inner = data.get("prompt") if isinstance(data, Mapping) else None
+        if not isinstance(inner, Mapping) or not _text(data, "id"):
+            return None
+        raw_options = inner.get("options")
+        options = tuple(OptionView(_text(o, "label"), o.get("takes_text") is True, _text(o, "description"))
+                        for o in (raw_options if isinstance(raw_options, list) else ())
+                        if isinstance(o, Mapping))
+        raw_args = inner.get("arguments")
+        arguments = (tuple((str(k), str(v)) for k, v in raw_args.items())
+                     if isinstance(raw_args, Mapping) else ())
+        default = inner.get("default")
+        return cls(id=_text(data, "id"), kind=_text(inner, "kind"), question=_text(inner, "question"),
+                   title=_text(inner, "title"), tool=_optional_text(inner, "tool"), arguments=arguments,
+                   arguments_complete=inner.get("arguments_complete") is not False, options=options,
+                   default=default if isinstance(default, int) and not isinstance(default, bool) else None,
+                   free_text=inner.get("free_text") is True)
+
+    def label(self, number: int | None) -> str:
+        """The label of option ``number`` (from 1), or ''."""
+        return self.options[number - 1].label if number and 0 < number <= len(self.options) else ""
+
+
 @dataclasses.dataclass
 class Member:
     """One terminal of the team, with its live status and what it waits for."""
@@ -100,6 +151,8 @@ class Member:
     delegation: str | None = None  # handoff or assign, when its caller started it so
     backend: str = "tmux"
     handoffs: dict[str, float | None] = dataclasses.field(default_factory=dict)  # worker id -> since
+    prompt: PromptView | None = None
+    prompt_news: PromptChanged | None = None
 
     @classmethod
     def from_json(cls, data: Any, session_name: str = "") -> Member | None:
@@ -121,6 +174,7 @@ class Member:
             pending_messages=_count(data, "pending_messages"),
             delegation=(_text(delegation, "kind") or None) if isinstance(delegation, Mapping) else None,
             backend=_text(data, "backend", "tmux") or "tmux",
+            prompt=PromptView.from_json(data.get("prompt")),
         )
         raw_waits = data.get("waiting_for")
         for wait in raw_waits if isinstance(raw_waits, list) else ():
@@ -211,6 +265,22 @@ class StatusChanged:
     status: str
     evidence: str
     since: float | None
+    prompt: PromptView | None = None
+    #: False when the event carries no ``prompt`` (a server older than typed prompts): keep the one held.
+    says_prompt: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptChanged:
+    """Something happened to a prompt: ``kind`` is opened, answered, refused, escalated or closed."""
+
+    kind: str
+    terminal_id: str
+    prompt: PromptView
+    by: str = ""
+    option: int | None = None
+    text: str | None = None
+    detail: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,8 +304,8 @@ class Overflow:
     reason: str
 
 
-Event = (Subscribed | TerminalCreated | TerminalRemoved | StatusChanged | MessageChanged | Delegation
-         | Overflow)
+Event = (Subscribed | TerminalCreated | TerminalRemoved | StatusChanged | PromptChanged | MessageChanged
+         | Delegation | Overflow)
 
 
 def decode_event(data: Any) -> Event | None:
@@ -259,7 +329,17 @@ def decode_event(data: Any) -> Event | None:
         if not terminal_id or not status:
             return None
         return StatusChanged(terminal_id, _text(data, "session_name"), status, _text(data, "evidence"),
-                             _seconds(data, "since"))
+                             _seconds(data, "since"), PromptView.from_json(data.get("prompt")),
+                             "prompt" in data)
+    if kind == "prompt":
+        terminal_id, prompt = _text(data, "terminal_id"), PromptView.from_json(data.get("prompt"))
+        if not terminal_id or prompt is None:
+            return None
+        option = data.get("option")
+        text = data.get("text")
+        return PromptChanged(_text(data, "kind"), terminal_id, prompt, _text(data, "by"),
+                             option if isinstance(option, int) and not isinstance(option, bool) else None,
+                             text if isinstance(text, str) else None, _text(data, "detail"))
     if kind == "message":
         message = data.get("message")
         if not isinstance(message, Mapping) or not _text(message, "receiver_id"):
@@ -333,7 +413,11 @@ class Team:
                 return Change()
             member.status, member.evidence = event.status, event.evidence
             member.since = event.since if event.since is not None else member.since
+            if event.says_prompt:
+                member.prompt = event.prompt
             return Change(terminals=frozenset({member.id}))
+        if isinstance(event, PromptChanged):
+            return self._prompt(event)
         if isinstance(event, MessageChanged):
             if self.find(event.receiver_id) is None:
                 return Change()
@@ -364,6 +448,21 @@ class Team:
             return Change(structure=True)
         return Change(terminals=waiting)
 
+    def _prompt(self, event: PromptChanged) -> Change:
+        member = self.find(event.terminal_id)
+        if member is None:
+            return Change()
+        if event.kind == "opened":
+            member.prompt, member.prompt_news = event.prompt, None
+        elif event.kind == "closed":
+            if member.prompt is not None and member.prompt.id == event.prompt.id:
+                member.prompt = None
+        elif event.kind in ("answered", "escalated"):
+            member.prompt_news = event
+        else:  # a refusal is told to whoever gave the answer, by its request
+            return Change()
+        return Change(terminals=frozenset({member.id}))
+
     def _delegation(self, event: Delegation) -> Change:
         changed = set()
         worker = self.find(event.worker_id)
@@ -382,6 +481,7 @@ class Team:
 
 
 __all__ = [
-    "Change", "Delegation", "Event", "Member", "MessageChanged", "Overflow", "Session", "StatusChanged",
-    "Subscribed", "Team", "TerminalCreated", "TerminalRemoved", "Waiting", "decode_event",
+    "Change", "Delegation", "Event", "Member", "MessageChanged", "OptionView", "Overflow", "PromptChanged",
+    "PromptView", "Session", "StatusChanged", "Subscribed", "Team", "TerminalCreated", "TerminalRemoved",
+    "Waiting", "decode_event",
 ]
