@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cao_hookspecs import StatusReport, Terminal
+from cao_hookspecs import OpenPrompt, Prompt, PromptEvent, PromptOption, StatusReport, Terminal
 from cao_notify_core.events import EVENT_KINDS
 from cao_notify_core.plugin import NotifierPlugin
 from cao_testkit.notify.examples import example_hook_calls
@@ -17,7 +18,7 @@ from cao_testkit.notify.webhook import FakeWebhook
 OBSERVERS = {
     "cao_after_session_created", "cao_after_session_killed", "cao_after_terminal_created",
     "cao_after_terminal_killed", "cao_after_message_delivered", "cao_after_message_dead",
-    "cao_after_handoff_finished", "cao_after_assign_finished", "cao_after_status_changed",
+    "cao_after_handoff_finished", "cao_after_assign_finished", "cao_after_status_changed", "cao_after_prompt",
 }
 
 
@@ -152,3 +153,65 @@ def test_a_second_startup_restarts_and_a_foreign_shutdown_is_ignored(case, start
     _fire_all(kernel)
     kernel.hooks.shutdown(kernel)
     assert len(webhook.received) == len(EVENT_KINDS)
+
+
+def _permission(terminal_id: str = "0a1b2c3d") -> OpenPrompt:
+    prompt = Prompt(kind="permission", question="Allow Bash(make clean)?", tool="Bash",
+                    arguments={"command": "make clean"}, default=1, options=(
+                        PromptOption(label="Yes", keys=("1",), effect="allow"),
+                        PromptOption(label="Yes, and don't ask again for Bash", keys=("2",),
+                                     effect="allow_always"),
+                        PromptOption(label="No, and tell the agent what to do differently", keys=("3",),
+                                     effect="deny", takes_text=True)))
+    return OpenPrompt(id=f"{terminal_id}-4", terminal_id=terminal_id, prompt=prompt, opened_at=1.7e9)
+
+
+def test_each_prompt_is_posted_once_with_its_options_and_the_command_that_answers_it(
+        case, start_plugin, webhook: FakeWebhook) -> None:
+    console = "http://127.0.0.1:9889/"
+    kernel, _plugin = start_plugin(**{case.setting("webhook_url"): webhook.url,
+                                      case.setting("console_url"): console})
+    opened = _permission()
+    terminal = Terminal(id=opened.terminal_id, name="dev-1a2b", session_name="cao-x", provider="mock_cli",
+                        agent_profile="developer", prompt=opened)
+    # The kernel records the prompt, then the status change that carries it: one post, not two.
+    kernel.hooks.after("cao_after_prompt", event=PromptEvent(kind="opened", prompt=opened, at=1.0))
+    waiting = StatusReport(status="waiting_user_answer", evidence="a permission prompt", prompt=opened)
+    kernel.hooks.after("cao_after_status_changed", terminal=terminal, old=StatusReport(status="processing"),
+                       new=waiting)
+    for kind in ("refused", "answered", "closed"):  # told to whoever answered; nobody needs a post
+        event = PromptEvent(kind=kind, prompt=opened, at=2.0, by="person")
+        kernel.hooks.after("cao_after_prompt", event=event)
+    kernel.hooks.after("cao_after_prompt", event=PromptEvent(
+        kind="escalated", prompt=opened, at=3.0, by="timeout", detail="told supervisor 99887766"))
+    kernel.hooks.shutdown(kernel)
+    assert webhook.event_kinds() == ["waiting_user_answer", "waiting_user_answer"]
+    first, escalated = webhook.payloads()
+    assert case.title(first) == "Terminal 0a1b2c3d waits for your answer"
+    text = json.dumps(first, ensure_ascii=False)
+    for line in ("Bash: make clean", "1. Yes  (default)", "2. Yes, and don't ask again for Bash",
+                 "3. No, and tell the agent what to do differently  (takes text)",
+                 "cao terminal answer 0a1b2c3d OPTION --prompt 0a1b2c3d-4",
+                 "cao terminal answer 0a1b2c3d OPTION --text 'TEXT' --prompt 0a1b2c3d-4",
+                 "http://127.0.0.1:9889/#/terminal/0a1b2c3d"):
+        assert json.dumps(line, ensure_ascii=False)[1:-1] in text, line
+    assert "Allow Bash(make clean)?" in case.summary(first)
+    assert case.title(escalated) == "Prompt escalated: terminal 0a1b2c3d"
+    assert "told supervisor 99887766" in case.summary(escalated)
+    assert "--prompt 0a1b2c3d-4" in json.dumps(escalated)
+
+
+def test_without_a_console_url_a_prompt_post_has_no_link(case, start_plugin, webhook) -> None:
+    kernel, _plugin = start_plugin(**{case.setting("webhook_url"): webhook.url})
+    kernel.hooks.after("cao_after_prompt", event=PromptEvent(kind="opened", prompt=_permission(), at=1.0))
+    kernel.hooks.shutdown(kernel)
+    (payload,) = webhook.payloads()
+    assert "/#/terminal/" not in json.dumps(payload) and "--prompt 0a1b2c3d-4" in json.dumps(payload)
+
+
+def test_a_console_url_that_is_not_a_url_is_refused(case, start_plugin, webhook, caplog) -> None:
+    with caplog.at_level(logging.WARNING, logger=case.service.logger):
+        _kernel, plugin = start_plugin(**{case.setting("webhook_url"): webhook.url,
+                                          case.setting("console_url"): "ftp://example.com"})
+    assert plugin.notifier is None
+    assert case.setting("console_url") in _records(caplog, case, logging.WARNING)[0].getMessage()

@@ -15,7 +15,7 @@ def test_the_configuration_is_the_common_one(config_file) -> None:
     config = load_config(SERVICE, {"CAO_SLACK_WEBHOOK_URL": URL}, config_file())
     assert type(config) is NotifyConfig
     assert list(SERVICE.settings) == ["webhook_url", "events", "timeout_seconds", "queue_size", "retries",
-                                      "flush_seconds"]
+                                      "flush_seconds", "console_url"]
 
 
 def test_a_username_is_refused(config_file) -> None:

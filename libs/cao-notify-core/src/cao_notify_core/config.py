@@ -36,6 +36,7 @@ COMMON_SETTINGS: dict[str, Any] = {
     "queue_size": 256,
     "retries": 3,
     "flush_seconds": 2.0,
+    "console_url": "",
 }
 
 LOOPBACK_NAMES = frozenset({"localhost"})
@@ -59,6 +60,8 @@ class NotifyConfig:
     queue_size: int = 256
     retries: int = 3
     flush_seconds: float = 2.0
+    #: The web console's address as the readers reach it; a prompt's post then links to its terminal.
+    console_url: str = ""
 
 
 # -- one value at a time ------------------------------------------------------------------------------
@@ -86,6 +89,26 @@ def parse_url(name: str, value: Any, *, example: str = "https://hooks.example.co
     if scheme not in ("http", "https"):
         raise ConfigError(name, "must be an https URL")
     return Secret(text)
+
+
+def parse_console_url(name: str, value: Any) -> str:
+    """The web console's address (http or https, any host: it is a link for people, not a request
+    cao makes), or '' for none."""
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str):
+        raise ConfigError(name, "must be a URL string")
+    text = value.strip()
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise ConfigError(name, "must be a single URL without spaces or control characters")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise ConfigError(name, "is not a valid URL") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigError(name, "must be an http or https URL naming a host (like http://127.0.0.1:9889)")
+    return text
 
 
 def _is_loopback(host: str) -> bool:
@@ -249,6 +272,7 @@ def load_config(service: Service, settings: Mapping[str, Any], config_file: Path
         "queue_size": get("queue_size", parse_int, low=1, high=100_000),
         "retries": get("retries", parse_int, low=0, high=10),
         "flush_seconds": get("flush_seconds", parse_seconds, low=0, high=30, allow_zero=True),
+        "console_url": get("console_url", parse_console_url),
     }
     for key, (_default, parse) in service.extra_settings.items():
         checked[key] = get(key, parse)

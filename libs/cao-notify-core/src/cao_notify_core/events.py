@@ -6,7 +6,9 @@ hook's (frozen) records. Each service renders a notice its own way (``Service.re
 
 from __future__ import annotations
 
+import functools
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,12 +57,15 @@ def clean(text: object) -> str:
     return _CONTROL.sub("", _ANSI.sub("", str(text if text is not None else "")))
 
 
-def describe(kind: str, args: Mapping[str, Any], at: float) -> Notice:
-    """The notice for one event; ``args`` are the hook's arguments as the observer received them."""
+def describe(kind: str, args: Mapping[str, Any], at: float, *, console_url: str = "") -> Notice:
+    """The notice for one event; ``args`` are the hook's arguments as the observer received them.
+    ``console_url`` (the web console's address, when the notifier knows it) adds a link to a prompt."""
     try:
         build = _BUILDERS[kind]
     except KeyError:
         raise ValueError(f"unknown event kind {kind!r}") from None
+    if kind == "waiting_user_answer" and "event" in args:
+        build = functools.partial(_prompt, console_url=console_url)
     title, summary, fields, level, body = build(**args)
     return Notice(
         kind=kind, title=clean(title), summary=clean(summary),
@@ -151,6 +156,44 @@ def _waiting_user_answer(terminal: Any, report: Any) -> tuple[Any, ...]:
     if report.evidence:
         summary += f" ({report.evidence})"
     return (f"{terminal.name} needs your answer", summary, _terminal_fields(terminal), "warn", "")
+
+
+def _prompt(event: Any, console_url: str = "") -> tuple[Any, ...]:
+    """A prompt opened or escalated (``cao_after_prompt``): what is asked, the options by number, and
+    how to answer it from anywhere cao runs."""
+    opened = event.prompt
+    prompt, terminal = opened.prompt, opened.terminal_id
+    kind = getattr(event.kind, "value", event.kind)
+    lines = []
+    if prompt.tool:
+        shown = " ".join(prompt.arguments.values())
+        lines.append(f"{prompt.tool}" + (f": {shown}" if shown else "")
+                     + ("" if prompt.arguments_complete else " (cut on screen)"))
+    for number, option in enumerate(prompt.options, 1):
+        marks = [mark for mark, on in (("default", number == prompt.default),
+                                       ("takes text", option.takes_text)) if on]
+        lines.append(f"{number}. {option.label}" + (f"  ({', '.join(marks)})" if marks else ""))
+    lines.append("")
+    # The id pins the answer to this prompt: an answer given after it went is refused, never typed.
+    # Placeholders in capitals, as the command's own help names them: chat services eat '<...>'.
+    where = f"{shlex.quote(terminal)} OPTION --prompt {shlex.quote(opened.id)}"
+    if prompt.options:
+        lines.append(f"Answer: cao terminal answer {where}")
+    if prompt.free_text or any(option.takes_text for option in prompt.options):
+        with_text = "OPTION --text 'TEXT'" if prompt.options else "--text 'TEXT'"
+        text_where = where.replace("OPTION", with_text)
+        lines.append(f"With text: cao terminal answer {text_where}")
+    if console_url:
+        lines.append(f"Console: {console_url.rstrip('/')}/#/terminal/{terminal}")
+    fields = [("Terminal", terminal), ("Prompt", opened.id),
+              ("Kind", getattr(prompt.kind, "value", prompt.kind)), ("Tool", prompt.tool)]
+    question = f"{prompt.title}: {prompt.question}" if prompt.title else prompt.question
+    if kind == "escalated":
+        summary = f"Nobody answered terminal {terminal}'s prompt in time: {question}"
+        if event.detail:
+            summary += f" ({event.detail})"
+        return f"Prompt escalated: terminal {terminal}", summary, fields, "bad", "\n".join(lines)
+    return (f"Terminal {terminal} waits for your answer", question, fields, "warn", "\n".join(lines))
 
 
 _BUILDERS: dict[str, Callable[..., tuple[Any, ...]]] = {

@@ -70,7 +70,7 @@ def config_path(kernel: Any, settings: Mapping[str, Any]) -> Path:
 def render(service: Service, config: NotifyConfig, item: tuple[str, float, dict[str, Any]]) -> dict[str, Any]:
     """The JSON body for one queued event (runs on the sender thread)."""
     kind, at, args = item
-    return service.render(config, describe(kind, args, at))
+    return service.render(config, describe(kind, args, at, console_url=config.console_url))
 
 
 def start(service: Service, kernel: Any) -> Notifier | None:

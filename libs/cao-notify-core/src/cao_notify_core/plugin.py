@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         DeliveryReceipt,
         KernelAPI,
         Message,
+        PromptEvent,
         SessionInfo,
         StatusReport,
         Terminal,
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from .service import Service
 
 WAITING_USER_ANSWER = "waiting_user_answer"
+#: The prompt events posted (under the ``waiting_user_answer`` kind): answers and closings are not news.
+PROMPT_POSTS = frozenset({"opened", "escalated"})
 
 
 class NotifierPlugin:
@@ -120,5 +123,13 @@ class NotifierPlugin:
 
     @hookimpl
     def cao_after_status_changed(self, terminal: Terminal, new: StatusReport) -> None:
-        if new.status == WAITING_USER_ANSWER:
+        # A status that carries a typed prompt was posted already, with its options, by the prompt's
+        # 'opened' event (the kernel records it first): one post per prompt.
+        if new.status == WAITING_USER_ANSWER and terminal.prompt is None and new.prompt is None:
             self._emit(WAITING_USER_ANSWER, terminal=terminal, report=new)
+
+    @hookimpl
+    def cao_after_prompt(self, event: PromptEvent) -> None:
+        # A person is needed when a prompt opens, and again when nobody answered it in time.
+        if event.kind in PROMPT_POSTS:
+            self._emit(WAITING_USER_ANSWER, event=event)
