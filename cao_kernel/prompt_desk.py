@@ -15,7 +15,9 @@ Answering. Under the terminal's answer lock, the screen is read again: an answer
 or given while the screen shows something else, or for a prompt already answered, is refused and
 nothing is typed. Otherwise the chosen option's keys, read from that fresh screen, are pressed (then the
 text, for an option that takes text), and the answer returns once the prompt has left the screen.
-Everything is recorded in the terminal's audit trail (``prompt_log``) and told to ``cao_after_prompt``.
+What happens to a prompt is recorded in the terminal's audit trail (``prompt_log``) and told to
+``cao_after_prompt``; an answer refused while no prompt is open is refused with its reason and recorded
+nowhere (there is no prompt to file it under).
 """
 
 from __future__ import annotations
@@ -153,6 +155,13 @@ class PromptDesk:
         self._close(terminal_id, "the terminal was removed")
         self._shown.pop(terminal_id, None)
 
+    def dialog_answered(self, terminal_id: str, dialog: str, keys: list[str]) -> None:
+        """The kernel answered a start-up dialog of the provider's: on the trail as the open prompt's answer."""
+        shown = self._shown.get(terminal_id)
+        if shown is not None and shown.open is not None and shown.answer is None:
+            shown.answer = self._record(PromptEventKind.ANSWERED, shown.open, by=f"startup dialog:{dialog}",
+                                        detail=f"keys {' '.join(keys)}")
+
     def open_prompt(self, terminal_id: str) -> OpenPrompt | None:
         shown = self._shown.get(terminal_id)
         return shown.open if shown is not None else None
@@ -176,7 +185,8 @@ class PromptDesk:
         shown.open, shown.answer = opened, None
         live.prompt = opened
         self._record(PromptEventKind.OPENED, opened)
-        if decide:
+        # While the agent starts, its provider's start-up dialogs are the kernel's to answer (screen_watch).
+        if decide and not live.starting:
             self._spawn(self._decide(live, opened))
 
     def _close(self, terminal_id: str, detail: str) -> None:

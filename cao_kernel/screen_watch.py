@@ -127,6 +127,8 @@ class ScreenWatch:
                 return
             log.info("terminal %s: answering start-up dialog %r (attempt %d)", live.id, dialog.name, attempt + 1)
             await self._io.run(self._backend.send_keys, live.id, list(dialog.keys))
+            if self.prompts is not None:
+                self.prompts.dialog_answered(live.id, dialog.name, list(dialog.keys))
             delay = DIALOG_RETRY
 
 

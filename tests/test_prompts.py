@@ -296,9 +296,25 @@ async def test_policies_keep_prompts_from_supervisors(make_kernel, workdir):
         await _answer_shown(kernel, guarded.id, "Did not run git push --force.")
 
 
+class EagerMock:
+    """mock_cli under another name, declaring that it takes input while busy (as Claude Code does), so
+    eager delivery would type into it while it is busy."""
+
+    def __init__(self, mock: Any) -> None:
+        import attrs
+
+        self.spec = attrs.evolve(mock, name="eager_mock", capabilities=attrs.evolve(
+            mock.capabilities, accepts_input_while_busy=True))
+
+    @hookimpl
+    def cao_register_providers(self):
+        return [self.spec]
+
+
 async def test_inbox_messages_wait_while_a_prompt_is_open(make_kernel, workdir):
     async with make_kernel(CAO_EAGER_INBOX_DELIVERY="1") as kernel:
-        kernel.add_profile(asker())
+        kernel.register_plugin(EagerMock(kernel.provider("mock_cli")), name="eager")
+        kernel.add_profile(AgentProfile(name=ASKER, provider="eager_mock", extra={"mockBehaviour": "permission"}))
         worker = await _asking(kernel, workdir)
         queued = await kernel.send_message("tester", worker.id, "are you done?")
         await asyncio.sleep(1.0)
@@ -349,3 +365,49 @@ async def test_the_audit_trail_outlives_the_terminal_and_numbers_go_on_after_a_r
                                                                        ("closed", again.prompt.id)]
         with pytest.raises(NotFound, match="no prompt of it was ever recorded"):
             await kernel.prompt_history("0badc0de")
+
+
+class TrustingProvider:
+    """A CLI whose start-up question is both a StartupDialog (the kernel answers it) and a readable prompt."""
+
+    @staticmethod
+    @hookimpl
+    def cao_register_providers():
+        import sys
+
+        from cao_hookspecs import LaunchPlan, ProviderSpec, StartupDialog, StatusReport
+
+        program = ("import sys\nprint('Do you trust this folder?', flush=True)\nprint('1. Yes  2. No')\n"
+                   "answer = sys.stdin.readline().strip()\n"
+                   "print('READY' if answer == '1' else 'REFUSED', flush=True)\nsys.stdin.readline()\n")
+
+        def detect(screen):
+            if "READY" in screen:
+                return StatusReport(status="idle", evidence="ready line")
+            if "trust this folder" in screen:
+                return StatusReport(status="waiting_user_answer", evidence="trust question")
+            return StatusReport(status="unknown", evidence="starting")
+
+        def read(screen):
+            if "READY" in screen or "trust this folder" not in screen:
+                return None
+            return Prompt(kind="startup_dialog", question="Do you trust this folder?", evidence=[screen],
+                          options=[PromptOption(label="Yes", keys=["1", "Enter"], effect="allow"),
+                                   PromptOption(label="No", keys=["2", "Enter"], effect="deny")])
+
+        return [ProviderSpec(name="truster", binary="python", launch=lambda ctx: LaunchPlan(
+            argv=[sys.executable, "-c", program]), detect_status=detect, read_prompt=read,
+            extract_last_message=lambda text: text,
+            startup_dialogs=[StartupDialog(name="trust", pattern="trust this folder", keys=["1", "Enter"])])]
+
+
+async def test_a_start_up_dialog_the_kernel_answers_is_on_the_trail(make_kernel, workdir):
+    async with make_kernel() as kernel:
+        kernel.register_plugin(TrustingProvider, name="truster")
+        kernel.add_profile(AgentProfile(name="trusting", provider="truster"))
+        term = await kernel.create_session(CreateTerminalRequest(agent_profile="trusting",
+                                                                 working_directory=workdir))
+        assert term.status == TerminalStatus.IDLE
+        trail = [(e.kind.value, e.by, e.prompt.prompt.kind.value) for e in await _history(kernel, term.id, 3)]
+        assert trail == [("opened", "", "startup_dialog"), ("answered", "startup dialog:trust", "startup_dialog"),
+                         ("closed", "", "startup_dialog")]
