@@ -289,14 +289,15 @@ def record_question(world: World, size: tuple[int, int] = (220, 50), suffix: str
         rec.wait(_box_ready, "the prompt")
         return rec
 
-    postgres = "Going with Postgres."
+    postgres, own = "Going with Postgres.", "Going with MySQL."
     ask = _asking(world, call_tool("ask_user", QUESTION_CALL), _question_asked, "Set up storage.",
-                  {1: reply(CHOSEN), 2: reply(postgres)})
+                  {1: reply(CHOSEN), 2: reply(postgres), 3: reply(own)})
     name = f"waiting_user_answer_question{suffix}"
-    # "Other (type your answer)" is left out: "Down Down Enter" moves the cursor one row and the Enter is
-    # lost, sent together or a moment apart, so no recorded keys reach it.
+    field = Outcome(_field_open, "waiting_user_answer",
+                    note="its text field opened: the answer is typed there, then Enter")
     outcomes = {1: Outcome(lambda s: CHOSEN in s and _box_ready(s), "completed", last_message=CHOSEN),
-                2: Outcome(lambda s: postgres in s and _box_ready(s), "completed", last_message=postgres)}
+                2: Outcome(lambda s: postgres in s and _box_ready(s), "completed", last_message=postgres),
+                3: field}
     for number, outcome in outcomes.items():
         rec = start()
         try:
@@ -308,10 +309,24 @@ def record_question(world: World, size: tuple[int, int] = (220, 50), suffix: str
             keys = list(prompt.option(number).keys)
             rec.keys(*keys)
             after = rec.wait(outcome.sign, f"the screen after option {number}")
+            waiting = {"prompt": read_prompt(after)} if outcome.status == "waiting_user_answer" else {}
             rec.save(f"{name}_answer{number}", after, outcome.status, last_message=outcome.last_message,
-                     answers={"screen": name, "option": number, "keys": keys})
+                     note=outcome.note, answers={"screen": name, "option": number, "keys": keys}, **waiting)
+            if outcome is field:
+                # The answer typed into the field, as the kernel types an answer's text.
+                rec.type("MySQL")
+                after = rec.wait(lambda s: "└ MySQL" in s and own in s and _box_ready(s),
+                                 "the answer after the typed one")
+                rec.save(f"{name}_answer{number}_text", after, "completed", last_message=own,
+                         note="'MySQL' typed into the field, then Enter")
         finally:
             rec.stop()
+
+
+def _field_open(screen: str) -> bool:
+    rows = [row.strip() for row in screen.splitlines() if row.strip()]
+    return (QUESTION in screen and "❯ Other (type your answer below)" in rows
+            and len(rows) >= 2 and rows[-2] == "❯ Type your answer...")
 
 
 def record_unreachable(world: World) -> None:

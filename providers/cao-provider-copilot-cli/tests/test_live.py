@@ -99,6 +99,30 @@ async def test_a_cli_that_exits_at_start_up_is_reported_with_its_screen(make_ker
     assert failed.seen_at is None or failed.raised_at - failed.seen_at < 2.0
 
 
+async def test_a_question_answered_with_text_through_its_other_row(make_kernel, workdir, live_sandbox,
+                                                                      model_server):
+    """The kernel answers an ask_user question with text of its own: the "Other" row's keys open its
+    field, the text goes there, and the model gets it as the answer."""
+    schema = {"properties": {"db": {"type": "string", "title": "Database", "enum": ["SQLite", "Postgres"]}},
+              "required": ["db"]}
+    model_server.script.add(
+        call_tool("ask_user", {"message": "Which database should I use?", "requestedSchema": schema}),
+        respond(lambda conv: reply("Answered: " + ("MySQL" if "MySQL" in conv.last_tool_result.output
+                                                    else conv.last_tool_result.output))),
+    )
+    async with _profile(make_kernel()) as kernel:
+        term = await start_idle(kernel, workdir)
+        await kernel.send_input(term.id, "Set up storage.")
+        report = await kernel.wait_for_status(term.id, {TerminalStatus.WAITING_USER_ANSWER}, timeout=20)
+        assert report.prompt is not None
+        assert [o.keys for o in report.prompt.options][-1] == ("Down", "Down")
+        event = await kernel.answer_prompt(term.id, text="MySQL", by="test")
+        assert event.option == 3
+        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        assert await kernel.get_output(term.id, "last") == "Answered: MySQL"
+        model_server.script.assert_done()
+
+
 async def test_restricted_agent_trusts_the_folder_and_keeps_its_rules(make_kernel, workdir, live_sandbox,
                                                                        model_server, tmux_socket):
     """A profile allowing file tools and git: the trust dialog is answered by the kernel; git runs without a

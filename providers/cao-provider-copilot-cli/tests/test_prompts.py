@@ -54,10 +54,36 @@ def test_a_question_is_an_unnumbered_menu_answered_with_arrows() -> None:
     assert prompt.kind is PromptKind.QUESTION
     assert (prompt.title, prompt.question) == ("Database", "Which database should I use?")
     assert [o.label for o in prompt.options] == ["SQLite", "Postgres", "Other (type your answer)"]
-    assert [o.keys for o in prompt.options] == [("Enter",), ("Down", "Enter"), ("Down", "Down", "Enter")]
+    # "Other" takes the arrows alone: its row opens a text field, which takes the answer and its Enter
+    # (an Enter sent with the arrows hits the empty field, which refuses it and moves the cursor back).
+    assert [o.keys for o in prompt.options] == [("Enter",), ("Down", "Enter"), ("Down", "Down")]
     assert [o.effect for o in prompt.options] == [OptionEffect.ANSWER] * 3
     assert [o.takes_text for o in prompt.options] == [False, False, True]
-    assert prompt.free_text and prompt.default == 1
+    # Typed at the menu, text is dropped and its Enter picks the cursor row: text goes through "Other".
+    assert not prompt.free_text and prompt.default == 1
+
+
+def test_a_questions_open_field_takes_text_and_offers_no_keys() -> None:
+    menu = read_prompt(screen("waiting_user_answer_question"))
+    for name in ("waiting_user_answer_question_answer3", "waiting_user_answer_question-100x30_answer3"):
+        field = read_prompt(screen(name))
+        assert field is not None and menu is not None, name
+        assert field.kind is PromptKind.QUESTION
+        assert (field.title, field.question) == (menu.title, menu.question)
+        assert field.options == () and field.free_text and field.default is None
+        assert field.evidence[-1] == "❯ Type your answer..."
+        # Not the menu any more: the kernel sees its answer's keys took effect.
+        assert field.fingerprint != menu.fingerprint
+    typed = screen("waiting_user_answer_question_answer3").replace("❯ Type your answer...", "❯ MySQL")
+    field = read_prompt(typed)
+    assert field is not None and field.free_text and field.evidence[-1] == "❯ MySQL"
+
+
+def test_the_field_is_read_only_under_the_question_with_the_cursor_on_other() -> None:
+    opened = screen("waiting_user_answer_question_answer3")
+    on_postgres = (opened.replace("   Postgres", " ❯ Postgres")
+                   .replace(" ❯ Other (type your answer below)", "   Other (type your answer below)"))
+    assert on_postgres != opened and read_prompt(on_postgres) is None
 
 
 def test_the_trust_dialog_uses_the_printed_key_and_offers_what_the_kernel_sends() -> None:
@@ -77,7 +103,7 @@ def test_the_trust_dialog_uses_the_printed_key_and_offers_what_the_kernel_sends(
 
 def test_an_answered_prompt_is_not_read() -> None:
     for name in ("completed_after_permission", "completed_after_question", "waiting_user_answer_answer1",
-                 "dialog_trust_folder_answer1"):
+                 "dialog_trust_folder_answer1", "waiting_user_answer_question_answer3_text"):
         assert read_prompt(screen(name)) is None, name
 
 

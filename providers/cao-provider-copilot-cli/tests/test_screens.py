@@ -47,6 +47,8 @@ BY_STATUS = sorted((name, entry["status"]) for name, entry in _manifest().items(
     ("dialog_trust_folder", r"start-up dialog: trust folder$"),
     ("waiting_user_answer", r"permission request: Do you want to run this command\?$"),
     ("waiting_user_answer_question", r"question from the model: Which database should I use\?$"),
+    ("waiting_user_answer_question_answer3",
+     r"question from the model: Which database should I use\?, its text field open$"),
     ("idle_cancelled", r"turn after 'Wait for the build\.' cancelled; prompt is waiting$"),
     ("processing_between_steps", r"turn after 'Step \d+, please\.' waits for the model after: \$ Shell List"),
     ("error_not_signed_in", r"not signed in: Please use /login to sign in to use Copilot$"),
@@ -168,6 +170,19 @@ def test_a_scrollbar_on_every_row_changes_nothing(name):
     edited = "\n".join(rows)
     assert detect_status(edited).status == TerminalStatus.COMPLETED
     assert extract_last_message(edited) == extract_last_message(screen)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["waiting_user_answer_question_answer3",
+                             "waiting_user_answer_question-100x30_answer3"]),
+       typed=st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=60))
+def test_text_typed_into_a_questions_field_still_waits(name, typed):
+    """The field a question's "Other" row opens is drawn like the input box, under the question: text
+    typed there is the answer being written, not a message waiting to be sent."""
+    rows = screen_of(name).split("\n")
+    rows[_box_row(screen_of(name))] = "❯ " + typed
+    report = detect_status("\n".join(rows))
+    assert report.status == TerminalStatus.WAITING_USER_ANSWER, report
 
 
 def test_two_turns_read_differently():

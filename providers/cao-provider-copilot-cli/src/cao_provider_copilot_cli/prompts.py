@@ -30,12 +30,24 @@ A question the model asks (ask_user) sits between two rules, its answers an unnu
 
 Digits pick a numbered option at once (the recordings press each one); a key printed in a label
 ("No (Esc)", "No, and tell Copilot what to do differently (Esc to stop)") is used instead. Unnumbered
-answers take arrows from the cursor row, then Enter (the recordings prove them for the first two rows:
-two Downs move the cursor one row and lose the Enter). Keys only named in the footer (esc, ctrl+d)
-are not options: they leave the prompt without picking a row.
+answers take arrows from the cursor row, then Enter. "Other (type your answer)" takes the arrows
+alone: on its row a text field opens under the question (the label then reads "... below") and
+takes the typed answer and Enter; an Enter sent with the arrows would hit the empty field, which
+refuses it and puts the cursor back one row. Keys only named in the footer (esc, ctrl+d) are not
+options: they leave the prompt without picking a row.
 
-A prompt is read only when it is the last thing on screen and no input box is drawn, so an answered
-prompt left in the transcript, or a reply that quotes a menu, is never read as one.
+With the field open the question reads as a prompt that takes text and has no options to press::
+
+     ❯ Other (type your answer below)
+     ↑/↓ select · enter accept · ctrl+d decline · esc cancel
+    ──────────────────────────────────
+    ──────────────────────────────────
+    ❯ Type your answer...                   <- the field (the typed text once there is some)
+    ──────────────────────────────────
+
+A prompt is read only when it is the last thing on screen and no input box is drawn (the question's
+own field aside), so an answered prompt left in the transcript, or a reply that quotes a menu, is
+never read as one.
 """
 
 from __future__ import annotations
@@ -54,6 +66,7 @@ _MENU_HINT = re.compile(r"^↑/↓ to navigate · enter to select")
 _QUESTION_HINT = re.compile(r"^↑/↓ select · enter accept")
 _QUESTION_TITLE = re.compile(r"^Copilot needs information\.$")
 _TEXT_OPTION = re.compile(r"\(type your answer\)$")
+_OPEN_FIELD = re.compile(r"\(type your answer below\)$")
 # The question of a permission request names what is asked for; the tool as Copilot's --allow-tool
 # option spells it.
 _TOOLS = ((re.compile(r"^Do you want to run this command\?"), "shell", "command"),)
@@ -70,6 +83,8 @@ def read_prompt(screen: str) -> Prompt | None:
 
 def _read(text: str) -> Prompt | None:
     parsed = Screen(text)
+    if parsed.question_field:
+        return _question_field(parsed)
     if parsed.has_box:
         return None
     rows = parsed.lines
@@ -159,7 +174,21 @@ def _numbered_option(item: MenuItem, default: int | None) -> PromptOption:
     return PromptOption(label=plain, keys=keys, effect=guess_effect(plain))
 
 
-def _question(rows: list[str], bottom: int) -> Prompt | None:
+def _question_field(parsed: Screen) -> Prompt | None:
+    """The question whose "Other" row opened its text field (drawn under the question's bottom rule):
+    only typed text answers it now, so it has no options to press."""
+    top, bottom = parsed.box_top, parsed.box_bottom
+    if top is None or bottom is None:
+        return None
+    prompt = _question(parsed.lines, top - 1, field=True)
+    if prompt is None:
+        return None
+    field = tuple(row.strip() for row in parsed.lines[top + 1:bottom] if row.strip())
+    return Prompt(kind=PromptKind.QUESTION, question=prompt.question, title=prompt.title, free_text=True,
+                  evidence=prompt.evidence + field)
+
+
+def _question(rows: list[str], bottom: int, *, field: bool = False) -> Prompt | None:
     hint = next((i for i in range(bottom - 1, -1, -1) if rows[i].strip()), None)
     if hint is None or not _QUESTION_HINT.match(rows[hint].strip()):
         return None
@@ -168,20 +197,29 @@ def _question(rows: list[str], bottom: int) -> Prompt | None:
         return None
     body = rows[top + 1:hint]
     items, default, start = _unnumbered(body)
-    if not items:
+    # The field is open only while the cursor is on the text option, which then says "... below".
+    if not items or field != bool(default and _OPEN_FIELD.search(items[default - 1])):
         return None
     above = [row.strip() for row in body[:start] if row.strip()]
     title = above[-1].rstrip(":") if above and above[-1].endswith(":") else ""
     asked = above[:-1] if title else above
     if asked and _QUESTION_TITLE.match(asked[0]):
         asked = asked[1:]
-    options = tuple(
-        PromptOption(label=label, keys=option_keys(number, default, "arrows"), effect=OptionEffect.ANSWER,
-                     takes_text=bool(_TEXT_OPTION.search(label)))
-        for number, label in enumerate(items, 1))
+    options = tuple(_answer(number, label, default) for number, label in enumerate(items, 1))
+    # Text typed at the menu itself is dropped and its Enter picks the cursor row: only the text
+    # option's field takes text, so the menu is not free text.
     return Prompt(kind=PromptKind.QUESTION, question=" ".join(asked), title=title, options=options,
-                  default=default, free_text=any(option.takes_text for option in options),
+                  default=default, free_text=False,
                   evidence=tuple(row.strip() for row in rows[top + 1:hint + 1] if row.strip()))
+
+
+def _answer(number: int, label: str, default: int | None) -> PromptOption:
+    keys = option_keys(number, default, "arrows")
+    takes_text = bool(_TEXT_OPTION.search(label))
+    # The text option's row opens its field: the answer's text and its Enter go there. An Enter pressed
+    # with the arrows would reach the empty field, which refuses it and moves the cursor back up.
+    return PromptOption(label=label, keys=keys[:-1] if takes_text else keys, effect=OptionEffect.ANSWER,
+                        takes_text=takes_text)
 
 
 def _unnumbered(rows: list[str]) -> tuple[list[str], int | None, int]:

@@ -16,7 +16,8 @@ transcript, the working folder, an input box between two full-width rules, and a
      ← open sidebar · Interactive · Allow All · / commands · ? help  <- footer ("◉ Working … esc …" if busy)
 
 When the transcript is taller than the screen a scrollbar ("┃") is drawn in the last column. Dialogs
-(folder trust, permission requests) and questions the model asks replace the input box. Between a
+(folder trust, permission requests) and questions the model asks replace the input box; the text field
+a question opens on its "Other" row is drawn like an input box, under the question's own rule. Between a
 tool's result and the model's next step the footer shows its idle hints for a moment, so a turn is
 over only when an answer (or an error) is its last item.
 
@@ -152,6 +153,17 @@ class Screen(InputBoxScreen):
     def footer(self) -> str:
         return re.sub(r"\s+", " ", " ".join(self.footer_rows)).strip()
 
+    @property
+    def question_field(self) -> bool:
+        """The box drawn is not the input box but the text field of a question's "Other" row: the
+        question's rule right above it, the question's key hints above that, nothing under it."""
+        if self.box_top is None or self.footer_rows or self.box_top < 1:
+            return False
+        if not self.RULE.match(self.lines[self.box_top - 1]):
+            return False
+        hint = next((line for line in reversed(self.lines[:self.box_top - 1]) if line.strip()), "")
+        return _QUESTION_HINT.search(hint) is not None
+
     def blocks(self) -> list[Block]:
         """The transcript's items, oldest first."""
         found: list[Block] = []
@@ -202,7 +214,8 @@ def _without_box(screen: Screen) -> StatusReport:
     if _QUESTION_HINT.search(joined):
         at = next((i for i, line in enumerate(tail) if _QUESTION_TITLE.match(line)), None)
         question = tail[at + 1].strip() if at is not None and at + 1 < len(tail) else "(question not shown)"
-        return _report(TerminalStatus.WAITING_USER_ANSWER, f"question from the model: {question}")
+        field = ", its text field open" if screen.question_field else ""
+        return _report(TerminalStatus.WAITING_USER_ANSWER, f"question from the model: {question}{field}")
     if _MENU_HINT.search(joined) and re.search(r"❯ 1\. ", joined):
         return _report(TerminalStatus.WAITING_USER_ANSWER, "menu waiting for a choice")
     for name, pattern in FATAL:
@@ -213,7 +226,7 @@ def _without_box(screen: Screen) -> StatusReport:
 
 def _detect(text: str) -> StatusReport:
     screen = Screen(text)
-    if not screen.has_box:
+    if not screen.has_box or screen.question_field:
         return _without_box(screen)
     footer = screen.footer
     if _BUSY_FOOTER.search(footer):
