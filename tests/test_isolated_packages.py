@@ -77,10 +77,10 @@ def test_every_provider_and_plugin_is_covered():
 def test_closure_follows_extras_and_dependencies():
     house = isolation.WheelHouse(Path("unused"))
     try:
-        # cao-mcp needs cao-server at run time, the mock cao-launch-core; its mcp extra brings no workspace
-        # package.
+        # cao-mcp needs cao-server at run time, the mock cao-launch-core and cao-screen-core; its mcp extra
+        # brings no workspace package.
         assert house.closure(["cao-mcp", "cao-provider-mock[mcp]"]) == [
-            "cao-hookspecs", "cao-launch-core", "cao-mcp", "cao-provider-mock", "cao-server"]
+            "cao-hookspecs", "cao-launch-core", "cao-mcp", "cao-provider-mock", "cao-screen-core", "cao-server"]
         kernel = house.closure(["cao-kernel[tmux]"])
         assert kernel == ["cao-hookspecs", "cao-kernel", "cao-tmux"]
     finally:
