@@ -89,6 +89,15 @@ mock_delay_ms: 3000
 
 You answer slowly.
 """
+ASKING_PROFILE = """---
+name: asking_worker
+description: A mock worker that asks before running the command its task names
+provider: mock_cli
+mockBehaviour: permission
+---
+
+You ask first.
+"""
 
 
 def write_test_plugin(folder: Path) -> Path:
@@ -204,6 +213,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, plugin_dir: Path) -> Iterat
     workdir = tmp_path_factory.mktemp("mcp-project")
     (home / "agent-store").mkdir()
     (home / "agent-store" / "slow_worker.md").write_text(SLOW_PROFILE, encoding="utf-8")
+    (home / "agent-store" / "asking_worker.md").write_text(ASKING_PROFILE, encoding="utf-8")
     with private_tmux_socket() as tmux:
         running = start_server(home, workdir, plugin_dir, tmux)
         try:

@@ -150,3 +150,28 @@ def test_only_caos_own_mcp_entry_is_given_the_secret() -> None:
     assert entries["cao"]["env"]["CAO_TERMINAL_SECRET"] == "s3cret"
     assert "CAO_TERMINAL_SECRET" not in entries["other"]["env"]
     assert entries["other"]["env"]["CAO_TERMINAL_ID"] == "0123abcd"
+
+
+async def test_http_a_supervisor_answers_its_own_workers_prompt_and_no_other(server: Any, mcp: Any) -> None:
+    async with server.client() as api:
+        own = await mcp.agent(server, api)
+        stranger = await mcp.agent(server, api)
+        async with mcp.http(server.mcp_url, own, token=server.token, secret=server.secret(own)) as client:
+            assigned = await mcp.call(client, "assign", {"agent_profile": "asking_worker", "message": "run: make"})
+            worker = assigned.data["terminal_id"]
+            deadline = time.monotonic() + 15
+            while (prompt := (await api.get_terminal(worker)).prompt) is None:
+                assert time.monotonic() < deadline, "the worker never asked"
+                await asyncio.sleep(0.05)
+            async with mcp.http(server.mcp_url, stranger, token=server.token,
+                                secret=server.secret(stranger)) as other:
+                refused = await mcp.call(other, "answer_user_prompt", {"terminal_id": worker, "answer": "1"})
+            assert refused.error and f"terminal {stranger} may not answer" in refused.data["message"]
+            answer = await mcp.call(client, "answer_user_prompt",
+                                    {"terminal_id": worker, "answer": "1", "prompt_id": prompt.id})
+        assert not answer.error, answer.text
+        assert answer.data["prompt_id"] == prompt.id and "with option 1 (Yes)" in answer.data["message"]
+        trail = await api.prompt_history(worker)
+        assert [(e.kind.value, e.by) for e in trail][:3] == [
+            ("opened", ""), ("refused", f"terminal:{stranger}"), ("answered", f"terminal:{own}")]
+        await api.delete_terminal(worker)
