@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-from cao_hookspecs import StatusReport, TerminalStatus
+from cao_hookspecs import Prompt, StatusReport, TerminalStatus
 
-__all__ = ["EVIDENCE_LENGTH", "read_safely", "report"]
+__all__ = ["EVIDENCE_LENGTH", "never_raising", "read_safely", "report"]
 
 #: Evidence is cut to this many characters: it names the rule and the row that decided, and is logged
 #: and shown on every status change.
@@ -25,3 +26,18 @@ def read_safely(detect: Callable[[str], StatusReport], screen: str) -> StatusRep
         return detect(screen)
     except Exception as exc:  # noqa: BLE001 - a detector must never raise
         return StatusReport(status=TerminalStatus.UNKNOWN, evidence=f"screen not understood: {exc!r}")
+
+
+def never_raising(read: Callable[[str], Prompt | None]) -> Callable[[str], Prompt | None]:
+    """A prompt reader that returns None where ``read`` raises: a screen that breaks the reader shows no
+    prompt cao could answer, and the kernel must go on reading screens (a reader may also raise on purpose,
+    to give up on a screen from deep inside)."""
+
+    @functools.wraps(read)
+    def safe(screen: str) -> Prompt | None:
+        try:
+            return read(screen)
+        except Exception:  # noqa: BLE001 - see above
+            return None
+
+    return safe

@@ -52,6 +52,7 @@ import re
 
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import MenuItem, guess_effect, numbered_menu, option_keys
+from cao_screen_core.reports import never_raising
 
 from .screen import DIALOGS, Screen
 
@@ -88,12 +89,10 @@ _ALWAYS = re.compile(r"\balways\b|\ballow all\b|\bswitch to auto mode\b|\bdon't 
 _UNNUMBERED = re.compile(r"^(?P<indent>\s*)(?:(?P<cursor>❯)\s)?\s*(?P<label>\S.*?)\s*$")
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt Claude Code shows at the bottom of ``screen``, or None. Never raises."""
-    try:
-        return _read(screen)
-    except Exception:  # a reader must never take the status pipeline down with it
-        return None
+    return _read(screen)
 
 
 def _read(text: str) -> Prompt | None:

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption, TerminalStatus
 from cao_screen_core.menus import MenuItem, guess_effect, key_hint, numbered_menu, option_keys
+from cao_screen_core.reports import never_raising
 
 from .screen import PROMPT, _rows, detect_status
 
@@ -64,12 +65,10 @@ _HEADINGS: tuple[tuple[re.Pattern[str], PromptKind, str | None], ...] = (
 )
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt ``screen`` shows, or None (never raises)."""
-    try:
-        return _read(screen)
-    except Exception:  # noqa: BLE001 - a reader must never raise; no prompt is the safe reading
-        return None
+    return _read(screen)
 
 
 def _read(screen: str) -> Prompt | None:

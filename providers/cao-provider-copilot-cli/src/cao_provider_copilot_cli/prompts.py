@@ -56,6 +56,7 @@ import re
 
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import MenuItem, guess_effect, key_hint, numbered_menu, option_keys
+from cao_screen_core.reports import never_raising
 
 from .screen import DIALOGS, Screen
 
@@ -73,12 +74,10 @@ _TOOLS = ((re.compile(r"^Do you want to run this command\?"), "shell", "command"
 _UNNUMBERED = re.compile(r"^(?P<indent>\s*)(?:(?P<cursor>❯)\s)?\s*(?P<label>\S.*?)\s*$")
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt Copilot CLI shows at the bottom of ``screen``, or None. Never raises."""
-    try:
-        return _read(screen)
-    except Exception:  # a reader must never take the status pipeline down with it
-        return None
+    return _read(screen)
 
 
 def _read(text: str) -> Prompt | None:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption, TerminalStatus
 from cao_screen_core.menus import MenuItem, guess_effect, key_hint, numbered_menu, option_keys
+from cao_screen_core.reports import never_raising
 
 from .screen import detect_status
 
@@ -51,12 +52,10 @@ _STARTUP = re.compile(r"Do you trust the files in this folder\?|How would you li
                       r"|Enter Gemini API Key")
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt ``screen`` shows, or None (never raises)."""
-    try:
-        return _read(screen)
-    except Exception:  # noqa: BLE001 - a reader must never raise; no prompt is the safe reading
-        return None
+    return _read(screen)
 
 
 def _read(screen: str) -> Prompt | None:

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import guess_effect, numbered_menu
+from cao_screen_core.reports import never_raising
 
 __all__ = ["read_prompt"]
 
@@ -64,18 +65,16 @@ _BOX_TITLE = re.compile(r"^╭─+ (?P<title>\S.*?) ─+╮$")
 _DECLINE = re.compile(r"^(?:Not now|Skip reminders|Continue with this)", re.IGNORECASE)
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt Kimi CLI shows at the bottom of ``screen``, or None. Never raises."""
-    try:
-        rows = [_ANSI.sub("", row).rstrip() for row in screen.replace("\r", "").split("\n")]
-        while rows and not rows[-1]:
-            rows.pop()
-        rule = _toolbar_rule(rows)
-        if rule is None:
-            return _gate(rows)
-        return _panel(rows, rule)
-    except Exception:  # noqa: BLE001 - a reader must never raise; no prompt is the safe answer
-        return None
+    rows = [_ANSI.sub("", row).rstrip() for row in screen.replace("\r", "").split("\n")]
+    while rows and not rows[-1]:
+        rows.pop()
+    rule = _toolbar_rule(rows)
+    if rule is None:
+        return _gate(rows)
+    return _panel(rows, rule)
 
 
 def _toolbar_rule(rows: Sequence[str]) -> int | None:

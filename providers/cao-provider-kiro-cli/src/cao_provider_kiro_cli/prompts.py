@@ -31,6 +31,7 @@ import re
 
 from cao_hookspecs import Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import CURSORS, guess_effect, option_keys
+from cao_screen_core.reports import never_raising
 
 from . import classic, tui
 from .patterns import DIALOG
@@ -42,12 +43,10 @@ _WARNING = re.compile(
 _CHOICE = re.compile(rf"^(?P<indent>\s+)(?:(?P<cursor>[{CURSORS}])\s+)?(?P<label>\S.*?)\s*$")
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt open on a Kiro CLI screen, or None; never raises."""
-    try:
-        return _read([row.rstrip() for row in screen.split("\n")])
-    except Exception:  # noqa: BLE001 - a screen that breaks the reader shows no prompt it can answer
-        return None
+    return _read([row.rstrip() for row in screen.split("\n")])
 
 
 def _read(rows: list[str]) -> Prompt | None:

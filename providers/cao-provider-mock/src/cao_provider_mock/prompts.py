@@ -31,6 +31,7 @@ import re
 
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import guess_effect, numbered_menu, option_keys
+from cao_screen_core.reports import never_raising
 
 from .contract import DESCRIPTION_INDENT, PERMISSION_HINT, QUESTION_HINT, TEXT_HINT, TEXT_MARK
 from .screen import screen_rows
@@ -46,12 +47,10 @@ _FIELD_OPTION = re.compile(rf"^  (?P<number>[1-9])\. (?P<label>.+) {TEXT_MARK}$"
 _DESCRIPTION_ROWS = 12
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt on a mock_cli screen, or None when none is open; never raises."""
-    try:
-        return _read(screen)
-    except Exception:  # noqa: BLE001 - a screen that breaks the reader shows no prompt it can answer
-        return None
+    return _read(screen)
 
 
 def _read(screen: str) -> Prompt | None:

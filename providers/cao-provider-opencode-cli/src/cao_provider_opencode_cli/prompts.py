@@ -38,6 +38,7 @@ from collections.abc import Sequence
 
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import guess_effect, numbered_menu
+from cao_screen_core.reports import never_raising
 
 __all__ = ["read_prompt"]
 
@@ -60,23 +61,21 @@ _TEXT_OPTION = re.compile(r"^Type your own answer$", re.IGNORECASE)
 _HINT_KEYS = {"esc": "Escape", "enter": "Enter"}
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt OpenCode shows at the bottom of ``screen``, or None. Never raises."""
-    try:
-        rows = [row.rstrip() for row in screen.replace("\r", "").split("\n")]
-        while rows and not rows[-1].strip():
-            rows.pop()
-        if not rows:
-            return None
-        buttons = _BUTTONS.match(rows[-1])
-        if buttons:
-            return _staged(rows, buttons)
-        if _QUESTION_HINT.match(rows[-1]):
-            return _question(rows)
-        if _FIELD_HINT.match(rows[-1]):
-            return _question(rows, field=True)
-    except Exception:  # noqa: BLE001 - a reader must never raise; no prompt is the safe answer
+    rows = [row.rstrip() for row in screen.replace("\r", "").split("\n")]
+    while rows and not rows[-1].strip():
+        rows.pop()
+    if not rows:
         return None
+    buttons = _BUTTONS.match(rows[-1])
+    if buttons:
+        return _staged(rows, buttons)
+    if _QUESTION_HINT.match(rows[-1]):
+        return _question(rows)
+    if _FIELD_HINT.match(rows[-1]):
+        return _question(rows, field=True)
     return None
 
 

@@ -19,15 +19,14 @@ would join that text instead of answering, so the status stays waiting and a per
 from __future__ import annotations
 
 from cao_hookspecs import Prompt
+from cao_screen_core.reports import never_raising
 
 from .screen import CHAT
 
 __all__ = ["read_prompt"]
 
 
+@never_raising
 def read_prompt(screen: str) -> Prompt | None:
     """The permission question open on a q chat screen, or None; never raises."""
-    try:
-        return CHAT.prompt([row.rstrip() for row in screen.split("\n")])
-    except Exception:  # noqa: BLE001 - a screen that breaks the reader shows no prompt it can answer
-        return None
+    return CHAT.prompt([row.rstrip() for row in screen.split("\n")])
