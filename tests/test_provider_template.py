@@ -88,9 +88,10 @@ def test_new_renders_a_complete_package(tmp_path):
     expected = {
         "pyproject.toml", "README.md", "CHANGELOG.md", "scripts/record_screens.py",
         *(f"{module}/{name}.py"
-          for name in ("__init__", "plugin", "provider", "launch", "screen", "dialogs")),
+          for name in ("__init__", "plugin", "provider", "launch", "screen", "dialogs", "prompts")),
         *(f"tests/{name}.py"
-          for name in ("conftest", "test_conformance", "test_screen", "test_launch", "test_live")),
+          for name in ("conftest", "test_conformance", "test_screen", "test_prompts", "test_launch",
+                       "test_live")),
         "tests/programs/example_cli.py", f"{SCREENS}/manifest.json",
         *(f"{SCREENS}/{name}.txt" for name in screen_names()),
     }

@@ -11,33 +11,45 @@ captured exactly as the kernel captures it), in a throw-away HOME, against the s
 what the detector under test says, and nothing is edited after capture: when a screen looks wrong, fix
 the scenario and record again.
 
+Prompts: each waiting screen is saved with the prompt ``read_prompt`` reads on it (``prompt=``; check it
+against the screen by eye in the manifest), every kind at two sizes (220x50 and 100x30), and every
+option of the permission question is pressed on a fresh terminal with the keys the reader gives it
+(``answer_each_option``), proving them: the screen after each is saved with ``answers``.
+
 TODO (real CLI): today this records the stand-in program ``tests/programs/example_cli.py``. Set
 ``package`` to the real CLI's npm or PyPI package and ``cli`` to ``npm("{{ cookiecutter.binary }}")`` (or
 ``pypi``), use the model server it speaks (``anthropic.AnthropicServer`` or ``openai.OpenAIServer``),
-and add a scenario per start-up dialog and per state it has.
+and add a scenario per start-up dialog, per state and per kind of prompt it has.
 """
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
-from cao_testkit.models import Script, call_tool, fail, reply
+from cao_testkit.models import Conversation, Script, call_tool, fail, reply, respond
 from cao_testkit.models.anthropic import AnthropicServer
 from cao_testkit.recorder import ScreenRecorder
-from cao_testkit.recording import Recording, World, stand_in
-from cao_testkit.steps import failed_turn, held_turn
+from cao_testkit.recording import Recording, World, at_size, stand_in
+from cao_testkit.steps import Outcome, answer_each_option, failed_turn, held_turn
 from {{ cookiecutter.__module }}.launch import BINARY
+from {{ cookiecutter.__module }}.prompts import read_prompt
 from {{ cookiecutter.__module }}.provider import provider
 
 EXAMPLE_CLI = Path(__file__).resolve().parent.parent / "tests" / "programs" / "example_cli.py"
 LONG_ANSWER = ("Findings:\n\n- the build script has no clean step\n- two tests are slow\n\n"
                "I would add the clean step first.")
 TOOL_ANSWER = "Created notes.txt."
+DENIED_ANSWER = "I left notes.txt alone."
+# Long enough to be cut on a 100-column terminal: the prompt then says its argument is incomplete.
+LONG_COMMAND = ("python -m pytest tests/unit tests/integration --maxfail=3 --durations=10 "
+                "-k 'not slow and not network' --junitxml=reports/junit.xml")
 
 
-def recorder(world: World) -> ScreenRecorder:
-    return world.recorder((220, 50), timeout=20.0, settle=0.5)
+def recorder(world: World, size: tuple[int, int] = (220, 50)) -> ScreenRecorder:
+    return world.recorder(size, timeout=20.0, settle=0.5)
 
 
 def _bottom(screen: str) -> str:
@@ -49,33 +61,36 @@ def _prompt_back(screen: str) -> bool:
     return _bottom(screen) == ">"
 
 
-def record_dialogs(world: World) -> None:
-    """The trust question, shown the first time the CLI starts in a folder."""
-    rec = recorder(world)
+def _asking(screen: str) -> bool:
+    """A question waits for a key on the bottom row."""
+    return _bottom(screen).endswith(("· [n] No", "· [n] No, exit"))
+
+
+def record_dialogs(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+    """The trust question, shown the first time the CLI starts in a folder, answered with its key."""
+    # TODO (real CLI): how the real CLI forgets a trusted folder (here: the stand-in's list of them).
+    shutil.rmtree(world.home / ".example-cli", ignore_errors=True)
+    rec = recorder(world, size)
     rec.start()
-    screen = rec.wait(lambda s: _bottom(s) == "Trust this folder? [y/n]", "the trust question")
-    rec.save("dialog_trust_folder", screen, "waiting_user_answer", dialog="trust folder")
-    rec.keys("y", "Enter")
+    screen = rec.wait(_asking, "the trust question")
+    prompt = read_prompt(screen)
+    if prompt is None:
+        raise SystemExit(f"read_prompt read no prompt on the trust question:\n{screen}")
+    rec.save(f"dialog_trust_folder{suffix}", screen, "waiting_user_answer", dialog="trust folder",
+             prompt=prompt)
+    rec.keys(*prompt.option(1).keys)  # "Yes"
     rec.wait(_prompt_back, "the prompt after trusting the folder")
     rec.stop()
 
 
 def record_turns(world: World) -> None:
-    """idle, processing, completed, waiting_user_answer, error: one terminal, one turn after another."""
+    """idle, processing, completed, error: one terminal, one turn after another."""
     rec = recorder(world)
     script = world.server.script
     rec.start(AgentProfile(name="recorder", system_prompt="You answer briefly."))
     rec.save("idle", rec.wait(_prompt_back, "the prompt"), "idle")
 
     held_turn(rec, busy=lambda s: "Working…" in s, ready=_prompt_back, animated=False)
-
-    script.add(call_tool("run_command", {"command": "touch notes.txt"}), reply(TOOL_ANSWER))
-    rec.type("Create a notes file.")
-    screen = rec.wait(lambda s: _bottom(s) == "Allow run_command? [y/n]", "the tool question")
-    rec.save("waiting_user_answer", screen, "waiting_user_answer", note="permission question before a tool")
-    rec.type("y")
-    screen = rec.wait(lambda s: TOOL_ANSWER in s and _prompt_back(s), "the answer after the tool")
-    rec.save("completed_after_tool", screen, "completed", last_message=TOOL_ANSWER)
 
     script.add(reply(LONG_ANSWER))
     rec.type("Review the build.")
@@ -88,10 +103,56 @@ def record_turns(world: World) -> None:
     rec.stop()
 
 
+def _after_tool(conversation: Conversation) -> str:
+    """The model's answer once the CLI sent the tool's result: what the user's choice made of it."""
+    result = conversation.last_tool_result
+    return DENIED_ANSWER if result is not None and result.is_error else TOOL_ANSWER
+
+
+def _fresh_terminal(world: World, size: tuple[int, int]) -> Callable[[], ScreenRecorder]:
+    """A new terminal at its empty prompt (each option is pressed on a terminal of its own)."""
+    def start() -> ScreenRecorder:
+        rec = recorder(world, size)
+        rec.start()
+        rec.wait(_prompt_back, "the prompt")
+        return rec
+
+    return start
+
+
+def _ask_permission(command: str) -> Callable[[ScreenRecorder], str]:
+    """The model calls the tool: the CLI asks before running ``command``; the question's screen."""
+    def ask(rec: ScreenRecorder) -> str:
+        rec.server.script.add(call_tool("run_command", {"command": command}), respond(_after_tool))
+        rec.type("Create a notes file.")
+        return rec.wait(_asking, "the tool question")
+
+    return ask
+
+
+def _answered(answer: str, note: str = "") -> Outcome:
+    return Outcome(lambda s: answer in s and _prompt_back(s), "completed", note=note, last_message=answer)
+
+
+def record_permission(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+    """``waiting_user_answer``: the question before a tool runs, then each option pressed with its key
+    (``waiting_user_answer_answer<n>``); at 100x30 the command is too long for its row and is cut."""
+    command, note = "touch notes.txt", "permission question before a tool"
+    if suffix:
+        command, note = LONG_COMMAND, "permission question before a tool; its command is cut to fit the row"
+    answer_each_option(
+        _fresh_terminal(world, size), _ask_permission(command), read_prompt,
+        name=f"waiting_user_answer{suffix}", note=note,
+        outcomes={1: _answered(TOOL_ANSWER),
+                  2: _answered(TOOL_ANSWER, note="run_command allowed for the rest of the session"),
+                  3: _answered(DENIED_ANSWER, note="the tool was denied")})
+
+
 RECORDING = Recording(
     provider=provider(),
     # TODO: the npm or PyPI package of the real CLI, and where to get it (npm("{{ cookiecutter.binary }}")).
     package="tests/programs/example_cli.py", cli=stand_in(EXAMPLE_CLI, BINARY), cli_on_path=True,
     model_server=lambda: AnthropicServer(Script()), setup=lambda world: world.server.client_env(),
-    scenarios=(record_dialogs, record_turns),
+    scenarios=(record_dialogs, record_turns, record_permission,
+               at_size(record_dialogs, (100, 30)), at_size(record_permission, (100, 30))),
 )

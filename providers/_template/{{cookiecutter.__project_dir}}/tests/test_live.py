@@ -22,7 +22,7 @@ async def test_start_answers_the_trust_dialog_and_a_turn_ends_with_the_exact_ans
         term = await live.start_session(kernel, workdir, system_prompt="You answer briefly.")
         assert term.status == TerminalStatus.IDLE
         # Answered by the kernel with the keys of dialogs.py.
-        assert "Trust this folder? [y/n] y" in await kernel.get_output(term.id, "full")
+        assert "Trust this folder? [y] Yes" in await kernel.get_output(term.id, "full")
 
         await kernel.send_input(term.id, "What is the answer?")
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=15)
@@ -33,14 +33,19 @@ async def test_start_answers_the_trust_dialog_and_a_turn_ends_with_the_exact_ans
         live.script.assert_done()
 
 
-async def test_a_tool_question_waits_for_the_user_then_the_turn_completes(live, workdir):
+async def test_a_tool_question_is_answered_by_option_then_the_turn_completes(live, workdir):
     live.script.add(call_tool("run_command", {"command": "touch notes.txt"}), reply("Created notes.txt."))
     async with live.kernel() as kernel:
         term = await live.start_session(kernel, workdir)
         await kernel.send_input(term.id, "Create a notes file.")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.WAITING_USER_ANSWER}, timeout=15)
         assert "Allow run_command?" in report.evidence
-        await kernel.send_input(term.id, "y")
+        # The kernel reads the prompt (prompts.py) and presses option 1's keys; it returns once the
+        # prompt has left the screen.
+        event = await kernel.answer_prompt(term.id, option=1)
+        prompt = event.prompt.prompt
+        assert (prompt.tool, dict(prompt.arguments)) == ("run_command", {"command": "touch notes.txt"})
+        assert prompt.option(1).label == "Yes"
         await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=15)
         assert await kernel.get_output(term.id, "last") == "Created notes.txt."
         live.script.assert_done()

@@ -29,7 +29,8 @@ def names_with(status: str) -> list[str]:
 def test_evidence_names_the_rule_that_decided():
     assert detect_status(screen("dialog_trust_folder")).evidence == "start-up dialog: trust folder"
     question = detect_status(screen("waiting_user_answer"))
-    assert question.evidence == "question waiting for y/n: Allow run_command? [y/n]"
+    assert question.evidence == ("question waiting for a key: Allow run_command? [y] Yes · "
+                                 "[a] Yes, always for run_command · [n] No")
     error = detect_status(screen("error"))
     assert error.evidence == "turn after 'Try once more.' ended in an error: 529 overloaded_error: Overloaded"
     assert detect_status(screen("processing")).evidence == "busy row: · Working… (ctrl+c to interrupt)"
@@ -38,7 +39,7 @@ def test_evidence_names_the_rule_that_decided():
 def test_two_finished_turns_read_differently():
     # The kernel tells turns apart by their readings: the evidence names the message answered.
     first = detect_status(screen("completed"))
-    second = detect_status(screen("completed_after_tool"))
+    second = detect_status(screen("waiting_user_answer_answer1"))
     assert first.status == second.status == TerminalStatus.COMPLETED
     assert first.evidence != second.evidence
 

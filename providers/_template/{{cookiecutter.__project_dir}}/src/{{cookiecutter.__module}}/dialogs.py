@@ -16,7 +16,9 @@ from cao_hookspecs import StartupDialog
 __all__ = ["STARTUP_DIALOGS"]
 
 STARTUP_DIALOGS = (
-    # The question stands alone on the bottom row until it is answered ("[y/n] y" once typed), so the
-    # kernel can never answer it twice.
-    StartupDialog(name="trust folder", pattern=r"^Trust this folder\? \[y/n\]$", keys=("y", "Enter")),
+    # The question is the bottom row until its key is pressed (the answer is printed under it), so the
+    # kernel can never answer it twice. "y" alone picks "[y] Yes": no Enter (prompts.py reads the same
+    # keys off the screen, and the recording presses them).
+    StartupDialog(name="trust folder", pattern=r"^Trust this folder\? \[y\] Yes · \[n\] No, exit$",
+                  keys=("y",)),
 )

@@ -1,4 +1,4 @@
-"""The ``{{ cookiecutter.provider_name }}`` provider record: how cao launches {{ cookiecutter.display_name }} and reads its screen."""
+"""The ``{{ cookiecutter.provider_name }}`` provider record: how cao launches {{ cookiecutter.display_name }} and reads its screen and prompts."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from cao_launch_core.record import provider_spec
 from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
 from .launch import model_endpoint
+from .prompts import read_prompt
 
 __all__ = ["NAME", "TESTED_VERSIONS", "provider"]
 
@@ -31,4 +32,7 @@ def provider() -> ProviderSpec:
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
+        # The prompt a waiting screen shows, with each option's keys: cao shows it, answers it by option
+        # and lets policies answer it.
+        read_prompt=read_prompt,
     )

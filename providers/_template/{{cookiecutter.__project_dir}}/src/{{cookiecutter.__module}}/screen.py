@@ -6,8 +6,8 @@ below for what it draws. The layout the stand-in draws, bottom rows last::
 
     > what the user sent              <- a sent message: the prompt with text after it
     · Working… (ctrl+c to interrupt)  <- busy row while the model works (erased when it answers)
-    ⚙ run_command: ls                 <- a tool call, then the question before it runs:
-    Allow run_command? [y/n]          <- waiting for the user
+    ⚙ run_command: ls                 <- a tool call, then the question before it runs,
+    Allow run_command? [y] Yes · …    <- waiting for a key (prompts.py reads its options)
     ● The answer, continued on lines  <- the answer
       indented by two spaces.
     ✗ Error: 529 overloaded_error: …  <- the turn failed
@@ -28,18 +28,22 @@ from cao_screen_core.reports import read_safely
 from cao_screen_core.reports import report as _report
 from cao_screen_core.rows import last_index
 
-__all__ = ["detect_status", "extract_last_message"]
+from .dialogs import STARTUP_DIALOGS
+
+__all__ = ["QUESTION", "detect_status", "extract_last_message", "screen_rows"]
 
 # TODO: the rows the real CLI draws. Keep every pattern anchored to what makes the row unmistakable.
 _PROMPT = re.compile(r"^>(?: (?P<typed>.*))?$")
 _USER = re.compile(r"^> (?P<text>\S.*)$")
 _BUSY = re.compile(r"Working… \(ctrl\+c to interrupt\)\s*$")
 _ANSWER = re.compile(r"^● (?P<text>.*)$")
-_QUESTION = re.compile(r"^\S.*\? \[y/n\]$")
+#: A question waiting for a key, with its options: ``Allow run_command? [y] Yes · [n] No`` (prompts.py
+#: reads the same row into a prompt).
+QUESTION = re.compile(r"^(?P<question>[^\s\[].*?\?) (?P<options>\[\w\] [^\[\]]+(?: · \[\w\] [^\[\]]+)+)$")
 _TURN_ERROR = re.compile(r"^✗ Error: (?P<text>.+)$")
 
-# Start-up dialogs in the words they use (the kernel answers them: see dialogs.py).
-DIALOGS = (("trust folder", re.compile(r"^Trust this folder\? \[y/n\]$")),)
+# Start-up dialogs by their patterns in dialogs.py (the kernel answers them with its keys).
+DIALOGS = tuple((dialog.name, re.compile(dialog.pattern)) for dialog in STARTUP_DIALOGS)
 # Screens left by a CLI that refused to start or stopped: reported as errors with their name.
 FATAL = (
     ("folder not trusted", re.compile(r"^Not trusted; exiting\.$", re.MULTILINE)),
@@ -47,7 +51,8 @@ FATAL = (
 )
 
 
-def _rows(text: str) -> list[str]:
+def screen_rows(text: str) -> list[str]:
+    """The screen's rows, right-stripped, without the blank rows under the last one."""
     rows = [row.rstrip() for row in text.splitlines()]
     while rows and not rows[-1]:
         rows.pop()
@@ -64,7 +69,7 @@ def detect_status(screen: str) -> StatusReport:
 
 
 def _detect(text: str) -> StatusReport:
-    rows = _rows(text)
+    rows = screen_rows(text)
     if not rows:
         return _report(TerminalStatus.UNKNOWN, "blank screen")
     # The busy row is erased when the answer comes, so wherever it shows, a turn is running.
@@ -75,8 +80,8 @@ def _detect(text: str) -> StatusReport:
     for name, pattern in DIALOGS:
         if pattern.match(bottom):
             return _report(TerminalStatus.WAITING_USER_ANSWER, f"start-up dialog: {name}")
-    if _QUESTION.match(bottom):
-        return _report(TerminalStatus.WAITING_USER_ANSWER, f"question waiting for y/n: {bottom.strip()}")
+    if QUESTION.match(bottom):
+        return _report(TerminalStatus.WAITING_USER_ANSWER, f"question waiting for a key: {bottom.strip()}")
     prompt = _PROMPT.match(bottom)
     if prompt is None:
         tail = "\n".join(rows[-10:])
@@ -109,7 +114,7 @@ def extract_last_message(text: str) -> str:
     ``text`` is a screen, optionally with scrollback above it. Raises ``ValueError`` when the turn
     has not finished (no empty prompt at the bottom, or a busy row shows) or ended without an answer.
     """
-    rows = _rows(text)
+    rows = screen_rows(text)
     if not rows or rows[-1] != ">":
         raise ValueError("the prompt is not back: the turn has not finished")
     if any(_BUSY.search(row) for row in rows):

@@ -6,12 +6,16 @@ thing as README.md explains. Only the standard library is used.
 
 What it shows, in the order a conversation goes:
 
-- the first time it starts in a folder, a trust question ``Trust this folder? [y/n]``;
+- the first time it starts in a folder, a trust question ``Trust this folder? [y] Yes · [n] No, exit``;
 - a banner, then the prompt ``> `` (one message per line; ``/exit`` quits);
 - ``· Working… (ctrl+c to interrupt)`` while it waits for the model (erased when the answer comes);
 - the answer as a ``● `` block (further lines indented by two spaces), a blank row, the prompt;
-- before a tool runs, ``⚙ <tool>: <command>`` and the question ``Allow <tool>? [y/n]``;
+- before a tool runs, ``⚙ <tool>: <command>`` (cut with ``…`` when it does not fit one row) and the
+  question ``Allow <tool>? [y] Yes · [a] Yes, always for <tool> · [n] No``;
 - ``✗ Error: <status> <type>: <message>`` when the model API fails.
+
+A question waits for one of its keys, pressed alone (no Enter), and ignores every other key; the
+row stays on screen as it was, and the outcome is printed under it (``  ⎿ allowed``).
 
 It talks to the model over the Anthropic Messages API at ``ANTHROPIC_BASE_URL`` with
 ``ANTHROPIC_API_KEY`` (the tests point both at ``cao_testkit.models.anthropic``), and offers
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import urllib.error
 import urllib.request
@@ -54,6 +59,44 @@ def ask(question: str) -> str | None:
     sys.stdout.flush()
     line = sys.stdin.readline()
     return None if line == "" else line.rstrip("\n")
+
+
+def ask_key(question: str, options: list[tuple[str, str]]) -> str | None:
+    """Draw ``question`` and its ``(key, label)`` options on one row, and wait for one of the keys.
+
+    On a terminal the key is read alone (no Enter, not echoed); with input from a pipe, a line's first
+    character. None at end of input or on Ctrl-C.
+    """
+    keys = {key for key, _ in options}
+    sys.stdout.write(question + " " + " · ".join(f"[{key}] {label}" for key, label in options))
+    sys.stdout.flush()
+    try:
+        if not sys.stdin.isatty():
+            while (line := sys.stdin.readline()) != "":
+                if line[:1].lower() in keys:
+                    return line[:1].lower()
+            return None
+        import termios
+        import tty
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        tty.setcbreak(fd)
+        try:
+            while True:
+                typed = os.read(fd, 32).decode("utf-8", errors="ignore")
+                if not typed:
+                    return None
+                key = next((ch.lower() for ch in typed if ch.lower() in keys), None)
+                if key is not None:
+                    return key
+        finally:
+            # Keys pressed after the answer are dropped, not typed at the next prompt.
+            termios.tcsetattr(fd, termios.TCSAFLUSH, saved)
+    except KeyboardInterrupt:
+        return None
+    finally:
+        out()
 
 
 def trust_file() -> Path:
@@ -107,22 +150,40 @@ def show_answer(text: str) -> None:
         out("  " + line if line else "")
 
 
-def run_tools(calls: list) -> list:
-    """Ask before each tool call; the results handed back to the model."""
+def tool_row(name: str, command: str) -> str:
+    """``⚙ <tool>: <command>`` on one row: a command longer than the row, or of several lines, is cut
+    and ends with ``…``."""
+    first = command.split("\n", 1)[0]
+    row = f"⚙ {name}: {first}"
+    width = shutil.get_terminal_size().columns
+    if len(row) > width - 1:
+        return row[:width - 2] + "…"
+    return row + "…" if first != command else row
+
+
+def run_tools(calls: list, always: set) -> list:
+    """Ask before each tool call (unless allowed always); the results handed back to the model."""
     results = []
     for call in calls:
+        name = str(call.get("name"))
         command = str((call.get("input") or {}).get("command", ""))
-        out(f"⚙ {call.get('name')}: {command}")
-        answer = ask(f"Allow {call.get('name')}? [y/n] ")
-        allowed = (answer or "").strip().lower() == "y"
-        out("  ⎿ allowed (the example CLI does not really run it)" if allowed else "  ⎿ denied")
+        out(tool_row(name, command))
+        if name in always:
+            allowed = True
+            out("  ⎿ allowed always")
+        else:
+            answer = ask_key(f"Allow {name}?", [("y", "Yes"), ("a", f"Yes, always for {name}"), ("n", "No")])
+            allowed = answer in ("y", "a")
+            if answer == "a":
+                always.add(name)
+            out("  ⎿ allowed (the example CLI does not really run it)" if allowed else "  ⎿ denied")
         results.append({"type": "tool_result", "tool_use_id": call.get("id"),
                         "content": "done" if allowed else "the user denied this command",
                         "is_error": not allowed})
     return results
 
 
-def run_turn(model: str, system: str, messages: list) -> None:
+def run_turn(model: str, system: str, messages: list, always: set) -> None:
     """One user message: ask the model, show its answers, run its tools, until it stops asking."""
     start = len(messages) - 1
     while True:
@@ -144,7 +205,7 @@ def run_turn(model: str, system: str, messages: list) -> None:
         calls = [block for block in content if block.get("type") == "tool_use"]
         if not calls:
             return
-        messages.append({"role": "user", "content": run_tools(calls)})
+        messages.append({"role": "user", "content": run_tools(calls, always)})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,8 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path.cwd()
     if not is_trusted(folder):
         out(f"The example CLI has not run in {folder.name!r} before.")
-        answer = ask("Trust this folder? [y/n] ")
-        if (answer or "").strip().lower() != "y":
+        if ask_key("Trust this folder?", [("y", "Yes"), ("n", "No, exit")]) != "y":
             out("Not trusted; exiting.")
             return 1
         remember_trust(folder)
@@ -176,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     out("Type a message and press Enter; /exit quits.")
     out()
     messages: list = []
+    always: set = set()  # tools the user allowed for the rest of the session
     while True:
         try:
             line = ask(PROMPT)
@@ -191,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             out("Bye.")
             return 0
         messages.append({"role": "user", "content": text})
-        run_turn(args.model, system, messages)
+        run_turn(args.model, system, messages, always)
         out()
 
 
