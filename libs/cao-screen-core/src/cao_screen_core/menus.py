@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-
-import attrs
+from typing import NamedTuple
 
 from cao_hookspecs import OptionEffect
 
@@ -34,8 +33,7 @@ _ITEM = re.compile(
 _HINT = re.compile(r"\s*\((?P<key>[A-Za-z]|esc|Esc|ESC)(?: to [a-z ]+)?\)\s*$")
 
 
-@attrs.frozen
-class MenuItem:
+class MenuItem(NamedTuple):
     """One numbered option: its ``number``, its ``label`` (the row's text after the number), the index
     of its ``row`` in the rows given, whether the cursor is on it, and the rows after it up to the next
     item (or the menu's end), right-stripped, blank ones left out."""

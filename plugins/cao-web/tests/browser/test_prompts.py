@@ -142,7 +142,8 @@ def test_an_answer_to_a_prompt_answered_meanwhile_is_refused_and_types_nothing(c
     card.get_by_role("button", name="2. Yes, and don't ask again for Bash").click()
     note = page.locator(f'li.terminal[data-terminal-id="{tid}"] .prompt-slot .note')
     console.wait(lambda: note.inner_text(), what="the refusal")
-    assert note.inner_text().startswith(f"Not answered: terminal {tid} has no prompt to answer"), (
+    assert note.inner_text().startswith(
+        f"Not answered: prompt {opened['id']} is no longer open: terminal {tid} has no prompt to answer"), (
         note.inner_text())
     assert all(not b.is_disabled() for b in card.get_by_role("button").all())
     with api(console.server) as http:

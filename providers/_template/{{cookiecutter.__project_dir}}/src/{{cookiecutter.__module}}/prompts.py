@@ -35,6 +35,7 @@ import re
 
 from cao_hookspecs import Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import guess_effect
+from cao_screen_core.reports import never_raising
 
 from .screen import DIALOGS, QUESTION, screen_rows
 
@@ -47,12 +48,10 @@ _TOOL_ROW = re.compile(r"^⚙ (?P<tool>\S+): (?P<command>.*)$")
 _CUT = "…"
 
 
+@never_raising  # a screen that breaks the reader shows no prompt cao could answer
 def read_prompt(screen: str) -> Prompt | None:
     """The prompt open on a {{ cookiecutter.display_name }} screen, or None when none is; never raises."""
-    try:
-        return _read(screen)
-    except Exception:  # noqa: BLE001 - a screen that breaks the reader shows no prompt it can answer
-        return None
+    return _read(screen)
 
 
 def _read(screen: str) -> Prompt | None:
