@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cao_hookspecs import OptionEffect, PromptKind
 from cao_provider_claude_code.dialogs import STARTUP_DIALOGS
@@ -114,25 +112,3 @@ def test_a_reply_quoting_a_menu_is_not_read() -> None:
     rows = screen("completed").rstrip("\n").split("\n")
     box = next(i for i in range(len(rows) - 1, -1, -1) if rows[i].startswith("❯"))
     assert read_prompt("\n".join(rows[:box - 1] + quoted + rows[box - 1:])) is None
-
-
-@settings(max_examples=300, deadline=None)
-@given(text=st.text())
-def test_reading_arbitrary_text_never_raises(text: str) -> None:
-    prompt = read_prompt(text)
-    assert prompt is None or prompt.options or prompt.free_text
-
-
-PROMPT_FREE = ("idle", "processing", "completed", "completed_after_tool", "error",
-               "completed_after_permission", "completed_after_question", "exited_root", "idle-100x30",
-               "completed-100x30")
-
-
-@settings(max_examples=200, deadline=None)
-@given(name=st.sampled_from(PROMPT_FREE), at=st.integers(0, 60),
-       added=st.lists(st.text(alphabet=st.sampled_from("❯ 1.Yes?─╌Esc to cancel·Enter\n"), max_size=40),
-                      max_size=4))
-def test_rows_added_to_a_prompt_free_screen_make_no_prompt(name: str, at: int, added: list[str]) -> None:
-    rows = screen(name).split("\n")
-    at = min(at, len(rows))
-    assert read_prompt("\n".join(rows[:at] + added + rows[at:])) is None

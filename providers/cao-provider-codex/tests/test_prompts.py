@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from cao_hookspecs import OptionEffect, PromptKind
 from cao_provider_codex.prompts import read_prompt
@@ -135,18 +133,3 @@ def test_a_reply_quoting_the_menu_is_not_read() -> None:
     answer = next(i for i, row in enumerate(rows) if row.startswith("\u2022 "))
     quoted = [*rows[:answer + 1], *("  " + row.strip() for row in menu), *rows[answer + 1:]]
     assert read_prompt("\n".join(quoted)) is None
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text())
-def test_never_raises_on_any_text(text: str) -> None:
-    read_prompt(text)
-
-
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(PROMPT_FREE), at=st.integers(0, 200),
-       rows=st.lists(st.text(max_size=60), max_size=4))
-def test_random_rows_give_no_prompt_to_a_prompt_free_screen(name: str, at: int, rows: list[str]) -> None:
-    lines = screen(name).split("\n")
-    at %= len(lines) + 1
-    assert read_prompt("\n".join([*lines[:at], *rows, *lines[at:]])) is None

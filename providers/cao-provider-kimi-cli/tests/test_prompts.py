@@ -10,8 +10,6 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cao_hookspecs import OptionEffect, PromptKind
 from cao_provider_kimi_cli.prompts import read_prompt
@@ -121,22 +119,3 @@ def test_every_waiting_screen_reads_and_no_other_does() -> None:
             assert read is not None, name
         else:
             assert read is None, name
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text())
-def test_never_raises_on_any_text(text: str) -> None:
-    read = read_prompt(text)
-    assert read is None or read.options or read.free_text
-
-
-_FREE = [name for name, entry in MANIFEST["screens"].items() if entry["status"] != "waiting_user_answer"]
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.sampled_from(_FREE), st.lists(st.tuples(st.integers(0, 200), st.text(max_size=80)), max_size=5))
-def test_prompt_free_screens_with_rows_added_show_no_prompt(name: str, added: list[tuple[int, str]]) -> None:
-    rows = screen(name).split("\n")
-    for at, text in added:
-        rows.insert(at % (len(rows) + 1), text)
-    assert read_prompt("\n".join(rows)) is None

@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cao_hookspecs import OptionEffect, PromptKind, TerminalStatus
 from cao_provider_kiro_cli.dialogs import TRUST_ALL_TOOLS
@@ -94,21 +92,3 @@ def test_cursor_menu(rows, expected):
 @pytest.mark.parametrize("name", prompt_free())
 def test_prompt_free_screens(name):
     assert read_prompt(screen(name)) is None
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.text())
-def test_the_reader_never_raises(text):
-    read_prompt(text)
-    read_prompt(text + f"\n{ASK}\n{PROMPT}")
-    read_prompt("Warning: Kiro is running in trust all tools mode\n" + text)
-
-
-@settings(max_examples=100, deadline=None)
-@given(name=st.sampled_from(prompt_free()),
-       extra=st.lists(st.tuples(st.integers(0, 60), st.text(max_size=60)), max_size=5))
-def test_prompt_free_screens_with_rows_added_stay_prompt_free(name, extra):
-    rows = screen(name).split("\n")
-    for at, text in extra:
-        rows.insert(at % (len(rows) + 1), text)
-    assert read_prompt("\n".join(rows)) is None

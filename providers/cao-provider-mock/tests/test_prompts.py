@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cao_hookspecs import OptionEffect, PromptKind, TerminalStatus
@@ -153,24 +153,6 @@ def test_an_answer_quoting_a_prompt_is_not_one():
 ])
 def test_damaged_prompts_are_not_read(broken):
     assert read_prompt("\n".join(broken(_prompt_rows()))) is None
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text())
-def test_the_reader_never_raises(text):
-    read_prompt(text)
-    read_prompt(text + "\n" + PERMISSION_HINT)
-    read_prompt("\n\n" + text + "\n" + QUESTION_HINT)
-
-
-@settings(max_examples=100, deadline=None)
-@given(name=st.sampled_from(prompt_free_screens()), extra=st.lists(st.tuples(st.integers(0, 60), st.text()),
-                                                                   max_size=5))
-def test_prompt_free_screens_with_rows_added_stay_prompt_free(name, extra):
-    rows = screen(name).split("\n")
-    for at, text in extra:
-        rows.insert(at % (len(rows) + 1), text)
-    assert read_prompt("\n".join(rows)) is None
 
 
 # -- asking: what a behaviour may ask ---------------------------------------------------------------

@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cao_hookspecs import OptionEffect, PromptKind, TerminalStatus
 from cao_provider_q_cli.prompts import read_prompt
@@ -68,20 +66,3 @@ def test_an_answer_quoting_the_question_is_not_one():
 @pytest.mark.parametrize("name", PROMPT_FREE)
 def test_prompt_free_screens(name):
     assert read_prompt(screen(name)) is None
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.text())
-def test_the_reader_never_raises(text):
-    read_prompt(text)
-    read_prompt(text + f"\n{ASK}\n{PROMPT}")
-
-
-@settings(max_examples=100, deadline=None)
-@given(name=st.sampled_from(PROMPT_FREE),
-       extra=st.lists(st.tuples(st.integers(0, 60), st.text(max_size=60)), max_size=5))
-def test_prompt_free_screens_with_rows_added_stay_prompt_free(name, extra):
-    rows = screen(name).split("\n")
-    for at, text in extra:
-        rows.insert(at % (len(rows) + 1), text)
-    assert read_prompt("\n".join(rows)) is None
