@@ -24,9 +24,9 @@ from collections.abc import Callable
 from cao_hookspecs import AgentProfile
 from cao_provider_claude_code.prompts import read_prompt
 from cao_provider_claude_code.provider import claude_code_provider
-from cao_testkit.models import Answer, Script, call_tool, fail, reply
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import AnthropicServer
-from cao_testkit.recorder import EditFile, ScreenRecorder, Sign, json_edit, neutral_root
+from cao_testkit.recorder import EditFile, ScreenRecorder, json_edit, neutral_root
 from cao_testkit.recording import Recording, World, at_size, npm
 from cao_testkit.steps import (
     CHOSEN,
@@ -34,6 +34,7 @@ from cao_testkit.steps import (
     Outcome,
     answer_each_option,
     approval_turn,
+    asking,
     failed_turn,
     held_turn,
     question_turn,
@@ -91,22 +92,6 @@ def _fresh(world: World, size: tuple[int, int],
     return start
 
 
-def _asking(world: World, call: Answer, sign: Sign, message: str,
-            follow_ups: dict[int, Answer]) -> Callable[[ScreenRecorder], str]:
-    """Brings a fresh terminal to the prompt ``call`` raises. Runs are made for options 1, 2, ... in
-    order; the model is asked again only after options that let the call go on (``follow_ups``)."""
-    runs = iter(range(1, 100))
-
-    def ask(rec: ScreenRecorder) -> str:
-        number = next(runs)
-        world.server.script.add(call, *([follow_ups[number]] if number in follow_ups else []))
-        rec.type(message)
-        # The pending call's bullet blinks above the menu: the screen never settles.
-        return rec.wait_sign(sign, "the prompt")
-
-    return ask
-
-
 def record_permission(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """waiting_user_answer: a Bash permission prompt under the default permission mode, and each of its
     options picked by its digit on a terminal of its own."""
@@ -120,8 +105,8 @@ def record_permission(world: World, size: tuple[int, int] = (220, 50), suffix: s
     ran = Outcome(lambda s: done in s and _box_ready(s), "completed", last_message=done)
     answer_each_option(
         _fresh(world, size, CAREFUL),
-        _asking(world, call_tool("Bash", BASH_CALL), _asking_permission, "Create a file.",
-                {1: reply(done), 2: reply(done), 3: reply(done)}),
+        asking(world.server.script, call_tool("Bash", BASH_CALL), _asking_permission, "Create a file.",
+               {1: reply(done), 2: reply(done), 3: reply(done)}, animated=True),
         read_prompt, name=name, note="Bash permission prompt",
         outcomes={1: ran, 2: ran, 3: ran,
                   4: Outcome(lambda s: "Interrupted" in s and _box_ready(s), "idle",
@@ -141,8 +126,9 @@ def record_question(world: World, size: tuple[int, int] = (220, 50), suffix: str
     postgres = "Going with Postgres."
     answer_each_option(
         _fresh(world, size),
-        _asking(world, call_tool("AskUserQuestion", QUESTION_CALL), _asking_question, "Set up storage.",
-                {1: reply(CHOSEN), 2: reply(postgres), 4: reply("What would you like to discuss?")}),
+        asking(world.server.script, call_tool("AskUserQuestion", QUESTION_CALL), _asking_question,
+               "Set up storage.", {1: reply(CHOSEN), 2: reply(postgres), 4: reply("What would you like to discuss?")},
+               animated=True),
         read_prompt, name=name, note="AskUserQuestion menu",
         outcomes={1: Outcome(lambda s: CHOSEN in s and _box_ready(s), "completed", last_message=CHOSEN),
                   2: Outcome(lambda s: postgres in s and _box_ready(s), "completed", last_message=postgres),

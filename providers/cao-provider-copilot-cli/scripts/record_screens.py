@@ -29,10 +29,10 @@ from pathlib import Path
 from cao_hookspecs import AgentProfile
 from cao_provider_copilot_cli.prompts import read_prompt
 from cao_provider_copilot_cli.provider import copilot_cli_provider
-from cao_testkit.models import Answer, Script, call_tool, fail, reply
+from cao_testkit.models import Script, call_tool, fail, reply
 from cao_testkit.models.anthropic import FAKE_API_KEY, AnthropicServer
 from cao_testkit.models.cli import cache_root
-from cao_testkit.recorder import ScreenRecorder, Sign, neutral_root
+from cao_testkit.recorder import ScreenRecorder, neutral_root
 from cao_testkit.recording import Recording, World, at_size, npm
 from cao_testkit.steps import (
     CHOSEN,
@@ -41,6 +41,7 @@ from cao_testkit.steps import (
     Outcome,
     answer_each_option,
     approval_turn,
+    asking,
     failed_turn,
     held_turn,
     question_turn,
@@ -216,21 +217,6 @@ def _restricted(world: World, size: tuple[int, int], *, trusted: bool) -> Callab
     return start
 
 
-def _asking(world: World, call: Answer, sign: Sign, message: str,
-            follow_ups: dict[int, Answer]) -> Callable[[ScreenRecorder], str]:
-    """Brings a fresh terminal to the prompt ``call`` raises. Runs are made for options 1, 2, ... in
-    order; the model is asked again only after options that let the call go on (``follow_ups``)."""
-    runs = iter(range(1, 100))
-
-    def ask(rec: ScreenRecorder) -> str:
-        number = next(runs)
-        world.server.script.add(call, *([follow_ups[number]] if number in follow_ups else []))
-        rec.type(message)
-        return rec.wait(sign, "the prompt")
-
-    return ask
-
-
 def record_restricted(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
     """The trust dialog and a permission prompt: a profile that allows only git among shell commands;
     then each option of both, picked with its keys on a terminal of its own."""
@@ -263,8 +249,8 @@ def record_restricted(world: World, size: tuple[int, int] = (220, 50), suffix: s
     ran = Outcome(lambda s: done in s and _box_ready(s), "completed", last_message=done)
     answer_each_option(
         _restricted(world, size, trusted=True),
-        _asking(world, call_tool("bash", SHELL_CALL), _permission_asked, "Create a file.",
-                {1: reply(done), 2: reply(done)}),
+        asking(world.server.script, call_tool("bash", SHELL_CALL), _permission_asked, "Create a file.",
+               {1: reply(done), 2: reply(done)}),
         read_prompt, name=f"waiting_user_answer{suffix}", note="shell permission prompt",
         outcomes={1: ran, 2: ran,
                   3: Outcome(lambda s: not _permission_asked(s) and _box_ready(s), "idle",
@@ -290,8 +276,8 @@ def record_question(world: World, size: tuple[int, int] = (220, 50), suffix: str
         return rec
 
     postgres, own = "Going with Postgres.", "Going with MySQL."
-    ask = _asking(world, call_tool("ask_user", QUESTION_CALL), _question_asked, "Set up storage.",
-                  {1: reply(CHOSEN), 2: reply(postgres), 3: reply(own)})
+    ask = asking(world.server.script, call_tool("ask_user", QUESTION_CALL), _question_asked, "Set up storage.",
+                 {1: reply(CHOSEN), 2: reply(postgres), 3: reply(own)})
     name = f"waiting_user_answer_question{suffix}"
     field = Outcome(_field_open, "waiting_user_answer",
                     note="its text field opened: the answer is typed there, then Enter")

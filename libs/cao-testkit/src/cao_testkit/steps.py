@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .models.script import Answer, Failure, hold, reply
 from .recorder import ScreenRecorder, Sign
@@ -14,7 +14,7 @@ from .recorder import ScreenRecorder, Sign
 if TYPE_CHECKING:
     from cao_hookspecs import Prompt
 
-__all__ = ["ANSWER", "CHOSEN", "LONG_ANSWER", "MESSAGE", "QUESTION", "Outcome", "answer_each_option",
+__all__ = ["ANSWER", "CHOSEN", "LONG_ANSWER", "MESSAGE", "QUESTION", "Outcome", "answer_each_option", "asking",
            "approval_turn", "failed_turn", "held_turn", "question_turn", "tool_turn"]
 
 #: What the user sends in :func:`held_turn`, and the model's answer to it.
@@ -154,3 +154,20 @@ def answer_each_option(start: Callable[[], ScreenRecorder], ask: Callable[[Scree
 
 
 _NOT_WAITING = object()
+
+
+def asking(script: Any, call: Answer, sign: Sign, message: str, follow_ups: Mapping[int, Answer], *,
+           animated: bool = False) -> Callable[[ScreenRecorder], str]:
+    """The ``ask`` of :func:`answer_each_option` for a prompt a model's tool call raises: each run queues
+    ``call`` on ``script`` (the model server's), types ``message`` and returns the screen once it shows
+    ``sign`` (``animated``: a screen that never settles). Runs are made for options 1, 2, ... in order;
+    the model is asked again only after options that let the call go on (``follow_ups``)."""
+    runs = iter(range(1, 100))
+
+    def ask(rec: ScreenRecorder) -> str:
+        number = next(runs)
+        script.add(call, *([follow_ups[number]] if number in follow_ups else []))
+        rec.type(message)
+        return (rec.wait_sign if animated else rec.wait)(sign, "the prompt")
+
+    return ask
