@@ -162,6 +162,18 @@ class PromptDesk:
             shown.answer = self._record(PromptEventKind.ANSWERED, shown.open, by=f"startup dialog:{dialog}",
                                         detail=f"keys {' '.join(keys)}")
 
+    def track(self, terminal_id: str) -> None:
+        """A terminal the kernel now watches: read the last prompt number of its trail in the background,
+        so a prompt that opens later need not read the disk on the event loop."""
+        shown = self._state(terminal_id)
+
+        async def load() -> None:
+            number = await self._io.run(self._log.last_number, terminal_id)
+            if shown.count is None:
+                shown.count = number
+
+        self._spawn(load())
+
     def open_prompt(self, terminal_id: str) -> OpenPrompt | None:
         shown = self._shown.get(terminal_id)
         return shown.open if shown is not None else None
@@ -176,8 +188,8 @@ class PromptDesk:
         if shown.open is not None:
             self._close(live.id, "another prompt replaced it")
         if shown.count is None:
-            # Numbers go on from the trail, so ids stay unique across kernel restarts. The read is small
-            # and happens once per terminal per kernel.
+            # Numbers go on from the trail, so ids stay unique across kernel restarts. ``track`` reads it
+            # in the background; a prompt drawn before that read ended reads it here (a few lines).
             shown.count = self._log.last_number(live.id)
         shown.count += 1
         opened = OpenPrompt(id=f"{live.id}-{shown.count}", terminal_id=live.id, prompt=prompt,
@@ -236,7 +248,8 @@ class PromptDesk:
 
     async def _decide(self, live: LiveTerminal, opened: OpenPrompt) -> None:
         decision = self._hooks.decide_prompt(live.terminal(), opened)
-        policies = self.policies(live)
+        # Reading the policies may touch the disk (a session's file, a profile): off the loop.
+        policies = await self._io.run(self.policies, live)
         if decision is None:
             decision = decide(opened.prompt, policies)
         if decision is not None and not decision.ask and (decision.option or decision.text):
@@ -310,7 +323,8 @@ class PromptDesk:
                 raise self._refuse(opened, by, option, text,
                                    f"prompt {opened.id} was already answered by {shown.answer.by}")
             if as_terminal is not None:
-                self._check_supervisor(live, as_terminal, opened, option, by, text)
+                policies = await self._io.run(self.policies, live)
+                self._check_supervisor(live, as_terminal, opened, option, by, text, policies)
             screen = await self._io.run(self._backend.capture, terminal_id)
             assert live.provider is not None
             now = self._hooks.read_prompt(live.terminal(), screen, live.provider)
@@ -380,7 +394,7 @@ class PromptDesk:
         return Conflict(detail)
 
     def _check_supervisor(self, live: LiveTerminal, supervisor: str, opened: OpenPrompt, option: int | None,
-                          by: str, text: str | None) -> None:
+                          by: str, text: str | None, policies: list[tuple[str, PromptPolicy]]) -> None:
         validate.terminal_id(supervisor)
         chain, current = [], live.record.caller_id
         while current is not None and len(chain) < _MAX_CHAIN and current not in chain:
@@ -392,7 +406,6 @@ class PromptDesk:
                          detail=f"terminal {supervisor} did not start terminal {live.id}")
             raise Vetoed(f"terminal {supervisor} may not answer the prompts of terminal {live.id}: it did not "
                          "start it (directly or through its workers)")
-        policies = self.policies(live)
         _, _, allowed = merged_settings([policy for _, policy in policies])
         if not allowed:
             self._record(PromptEventKind.REFUSED, opened, by=by, option=option, text=text,

@@ -366,6 +366,8 @@ class Terminals:
         live = LiveTerminal(record=record, provider=provider, tracker=tracker,
                             started=asyncio.get_running_loop().create_future())
         self._live[record.id] = live
+        if self._prompts is not None:
+            self._prompts.track(record.id)
         return live
 
     def _status_changed(self, live: LiveTerminal, old: StatusReport, new: StatusReport) -> None:
