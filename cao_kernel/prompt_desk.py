@@ -328,7 +328,8 @@ class PromptDesk:
             screen = await self._io.run(self._backend.capture, terminal_id)
             assert live.provider is not None
             now = self._hooks.read_prompt(live.terminal(), screen, live.provider)
-            if now is None or now.fingerprint != opened.prompt.fingerprint:
+            # The prompt may have closed (and the same question opened again) while the screen was read.
+            if shown.open is not opened or now is None or now.fingerprint != opened.prompt.fingerprint:
                 raise self._refuse(opened, by, option, text,
                                    f"prompt {opened.id} is no longer on the screen of terminal {terminal_id}")
             number = _choose(now, option, text)
