@@ -502,7 +502,7 @@ class PromptDesk:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._io.run(self._log.close)
+        self._log.close()
 
 
 def _check_answer(option: int | None, text: str | None, by: str) -> None:

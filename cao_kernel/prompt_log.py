@@ -112,4 +112,6 @@ class PromptLog:
             pass
 
     def close(self) -> None:
-        self._writer.shutdown(wait=True)
+        """Take no more events. Those queued are still written, by the writer thread, which ends after them
+        (and the interpreter waits for it at exit): closing never waits on the disk."""
+        self._writer.shutdown(wait=False)
