@@ -10,8 +10,6 @@ the way the CLIs number them on screen.
 from __future__ import annotations
 
 import enum
-import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,6 +122,9 @@ class Prompt:
     def fingerprint(self) -> str:
         """What makes two readings the same prompt: everything but the cursor and the evidence rows,
         so a redraw (a spinner, the cursor moving) is not a new prompt."""
+        import hashlib
+        import json
+
         content = [self.kind.value, self.question, self.title, self.tool or "",
                    sorted(self.arguments.items()), [option.label for option in self.options]]
         digest = hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()
