@@ -250,15 +250,17 @@ def record_question(world: World) -> None:
 
 
 def record_prompts_small(world: World, size: tuple[int, int], suffix: str) -> None:
-    """Both kinds on a smaller terminal, every option picked again: a command long enough to wrap the
-    permission's question, a description long enough to wrap under its option."""
-    answer_each_option(
-        _permission_terminal(world, size), _ask_permission(LONG_COMMAND), read_prompt,
-        name=f"waiting_user_answer{suffix}", note="the command wraps: the question takes two rows",
-        outcomes=_permission_outcomes(f"Ran {LONG_COMMAND}."))
-    answer_each_option(_question_terminal(world, size), _ask_question, read_prompt,
-                       name=f"waiting_user_answer_question{suffix}", note="the first description wraps",
-                       outcomes=QUESTION_OUTCOMES)
+    """Both kinds on a smaller terminal (their keys are proven at the larger size): a command long enough
+    to wrap the permission's question, a description long enough to wrap under its option."""
+    for start, ask, name, note in (
+            (_permission_terminal(world, size), _ask_permission(LONG_COMMAND), "waiting_user_answer",
+             "the command wraps: the question takes two rows"),
+            (_question_terminal(world, size), _ask_question, "waiting_user_answer_question",
+             "the first description wraps")):
+        rec = start()
+        screen = ask(rec)
+        rec.save(f"{name}{suffix}", screen, "waiting_user_answer", prompt=read_prompt(screen), note=note)
+        rec.stop()
 
 
 RECORDING = Recording(
