@@ -120,10 +120,12 @@ def _fresh_terminal(world: World, size: tuple[int, int]) -> Callable[[], ScreenR
     return start
 
 
-def _ask_permission(command: str) -> Callable[[ScreenRecorder], str]:
-    """The model calls the tool: the CLI asks before running ``command``; the question's screen."""
+def _ask_permission(command: str, *, answered: bool = True) -> Callable[[ScreenRecorder], str]:
+    """The model calls the tool: the CLI asks before running ``command``; the question's screen. With
+    ``answered``, the model's turn after the answer is scripted too."""
     def ask(rec: ScreenRecorder) -> str:
-        rec.server.script.add(call_tool("run_command", {"command": command}), respond(_after_tool))
+        after = [respond(_after_tool)] if answered else []
+        rec.server.script.add(call_tool("run_command", {"command": command}), *after)
         rec.type("Create a notes file.")
         return rec.wait(_asking, "the tool question")
 
@@ -134,18 +136,25 @@ def _answered(answer: str, note: str = "") -> Outcome:
     return Outcome(lambda s: answer in s and _prompt_back(s), "completed", note=note, last_message=answer)
 
 
-def record_permission(world: World, size: tuple[int, int] = (220, 50), suffix: str = "") -> None:
+def record_permission(world: World) -> None:
     """``waiting_user_answer``: the question before a tool runs, then each option pressed with its key
-    (``waiting_user_answer_answer<n>``); at 100x30 the command is too long for its row and is cut."""
-    command, note = "touch notes.txt", "permission question before a tool"
-    if suffix:
-        command, note = LONG_COMMAND, "permission question before a tool; its command is cut to fit the row"
+    (``waiting_user_answer_answer<n>``), proving the keys ``read_prompt`` gives."""
     answer_each_option(
-        _fresh_terminal(world, size), _ask_permission(command), read_prompt,
-        name=f"waiting_user_answer{suffix}", note=note,
+        _fresh_terminal(world, (220, 50)), _ask_permission("touch notes.txt"), read_prompt,
+        name="waiting_user_answer", note="permission question before a tool",
         outcomes={1: _answered(TOOL_ANSWER),
                   2: _answered(TOOL_ANSWER, note="run_command allowed for the rest of the session"),
                   3: _answered(DENIED_ANSWER, note="the tool was denied")})
+
+
+def record_permission_small(world: World) -> None:
+    """The same question at 100x30, where its command is too long for its row and is cut (each kind of
+    prompt is recorded at two sizes; its keys are proven once)."""
+    rec = _fresh_terminal(world, (100, 30))()
+    screen = _ask_permission(LONG_COMMAND, answered=False)(rec)
+    rec.save("waiting_user_answer-100x30", screen, "waiting_user_answer", prompt=read_prompt(screen),
+             note="permission question before a tool; its command is cut to fit the row")
+    rec.stop()
 
 
 RECORDING = Recording(
@@ -153,6 +162,6 @@ RECORDING = Recording(
     # TODO: the npm or PyPI package of the real CLI, and where to get it (npm("{{ cookiecutter.binary }}")).
     package="tests/programs/example_cli.py", cli=stand_in(EXAMPLE_CLI, BINARY), cli_on_path=True,
     model_server=lambda: AnthropicServer(Script()), setup=lambda world: world.server.client_env(),
-    scenarios=(record_dialogs, record_turns, record_permission,
-               at_size(record_dialogs, (100, 30)), at_size(record_permission, (100, 30))),
+    scenarios=(record_dialogs, record_turns, record_permission, at_size(record_dialogs, (100, 30)),
+               record_permission_small),
 )
