@@ -179,7 +179,8 @@ class DeliveryEngine:
             return True
         caps = live.provider.capabilities if live.provider else None
         # Never while a prompt is open, eager or not: the message's keys would answer it.
-        return bool(self.eager and caps and caps.accepts_input_while_busy and status == TerminalStatus.PROCESSING)
+        return bool(self.eager and caps and caps.accepts_input_while_busy
+                    and status == TerminalStatus.PROCESSING)
 
     # -- one delivery -----------------------------------------------------------------------------
 

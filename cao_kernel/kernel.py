@@ -341,15 +341,17 @@ class Kernel:
     async def answer_user_prompt(
         self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None
     ) -> PromptEvent | None:
-        return await (await self._orchestration()).answer_user_prompt(terminal_id, answer, prompt_id=prompt_id,
-                                                                      as_terminal=as_terminal)
+        orchestration = await self._orchestration()
+        return await orchestration.answer_user_prompt(terminal_id, answer, prompt_id=prompt_id,
+                                                      as_terminal=as_terminal)
 
     async def answer_prompt(
         self, terminal_id: str, *, option: int | None = None, text: str | None = None,
         prompt_id: str | None = None, by: str = "person", as_terminal: str | None = None,
     ) -> PromptEvent:
-        return await (await self._prompt_desk()).answer(terminal_id, option=option, text=text, prompt_id=prompt_id,
-                                                        by=by, as_terminal=as_terminal)
+        desk = await self._prompt_desk()
+        return await desk.answer(terminal_id, option=option, text=text, prompt_id=prompt_id, by=by,
+                                 as_terminal=as_terminal)
 
     async def prompt_history(self, terminal_id: str, *, limit: int = 200) -> list[PromptEvent]:
         from . import validate

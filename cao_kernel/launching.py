@@ -76,7 +76,8 @@ def mcp_servers(
 def cao_server_names(profile: AgentProfile, specs: Iterable[McpServerSpec]) -> tuple[str, ...]:
     """The names of the profile's ``mcpServers`` entries that ask for cao's own server."""
     specs = tuple(specs)
-    return tuple(name for name, entry in profile.mcp_servers.items() if matching_spec(dict(entry or {}), specs))
+    return tuple(name for name, entry in profile.mcp_servers.items()
+                 if matching_spec(dict(entry or {}), specs))
 
 
 def write_runtime_files(folder: Path, files: Mapping[str, str]) -> None:

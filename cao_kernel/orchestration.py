@@ -441,16 +441,17 @@ class Orchestration:
         resolved = self._prompts.resolve(terminal_id, answer) if self._prompts is not None else None
         if resolved is not None:
             option, text = resolved
-            return await self._prompts.answer(terminal_id, option=option, text=text,  # type: ignore[union-attr]
-                                              prompt_id=prompt_id, as_terminal=as_terminal)
+            assert self._prompts is not None
+            return await self._prompts.answer(terminal_id, option=option, text=text, prompt_id=prompt_id,
+                                              as_terminal=as_terminal)
         if live.tracker.status != TerminalStatus.WAITING_USER_ANSWER:
             raise Conflict(f"terminal {terminal_id} is not waiting for an answer (status "
                            f"{live.tracker.status.value})")
         if prompt_id is not None:
             raise Conflict(f"prompt {prompt_id} is no longer open on terminal {terminal_id}")
         if as_terminal is not None and as_terminal not in self._callers_of(live):
-            raise Vetoed(f"terminal {as_terminal} may not answer the prompts of terminal {terminal_id}: it did "
-                         "not start it (directly or through its workers)")
+            raise Vetoed(f"terminal {as_terminal} may not answer the prompts of terminal {terminal_id}: it "
+                         "did not start it (directly or through its workers)")
         # A prompt no reader could type: the answer goes in as text, as upstream does.
         await self._terminals.send_input(terminal_id, answer)
         return None

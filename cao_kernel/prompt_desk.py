@@ -34,6 +34,7 @@ import attrs
 
 from cao_hookspecs import (
     OpenPrompt,
+    OptionEffect,
     Prompt,
     PromptDecision,
     PromptEvent,
@@ -140,7 +141,8 @@ class PromptDesk:
         if live.tracker.failed_for_good:
             return report
         shown = self._state(live.id)
-        if shown.typing or (shown.open is not None and shown.open.prompt.fingerprint == report.prompt.fingerprint):
+        same = shown.open is not None and shown.open.prompt.fingerprint == report.prompt.fingerprint
+        if shown.typing or same:
             return report
         self._open(live, shown, report.prompt)
         return report
@@ -156,7 +158,7 @@ class PromptDesk:
         self._shown.pop(terminal_id, None)
 
     def dialog_answered(self, terminal_id: str, dialog: str, keys: list[str]) -> None:
-        """The kernel answered a start-up dialog of the provider's: on the trail as the open prompt's answer."""
+        """The kernel answered a start-up dialog of the provider's: on the trail as the prompt's answer."""
         shown = self._shown.get(terminal_id)
         if shown is not None and shown.open is not None and shown.answer is None:
             shown.answer = self._record(PromptEventKind.ANSWERED, shown.open, by=f"startup dialog:{dialog}",
@@ -268,7 +270,8 @@ class PromptDesk:
             await self.answer(terminal_id, option=decision.option, text=decision.text, prompt_id=opened.id,
                               by=decision.by, reason=decision.reason)
         except CaoError as exc:
-            log.info("terminal %s: %s could not answer prompt %s: %s", terminal_id, decision.by, opened.id, exc)
+            log.info("terminal %s: %s could not answer prompt %s: %s", terminal_id, decision.by, opened.id,
+                     exc)
 
     async def _timed_out(self, terminal_id: str, opened: OpenPrompt, on_timeout: str) -> None:
         shown = self._shown.get(terminal_id)
@@ -277,7 +280,8 @@ class PromptDesk:
         shown.timer = None
         if on_timeout in ("default", "deny"):
             prompt = opened.prompt
-            numbers = [prompt.default] if on_timeout == "default" else prompt.numbers_with("deny")  # type: ignore[arg-type]
+            numbers = ([prompt.default] if on_timeout == "default"
+                       else prompt.numbers_with(OptionEffect.DENY))
             if numbers and numbers[0]:
                 reason = f"no answer in time: took the {on_timeout}"
                 text = f"Nobody answered in time ({reason})" if prompt.option(numbers[0]).takes_text else None
@@ -311,10 +315,10 @@ class PromptDesk:
             if opened is None:
                 status = live.tracker.report
                 gone = f"prompt {prompt_id} is no longer open: " if prompt_id is not None else ""
-                raise Conflict(f"{gone}terminal {terminal_id} has no prompt to answer (status {status.status.value}: "
-                               f"{status.evidence})" + (
-                                   "; its prompt could not be read: answer with text through answer_user_prompt"
-                                   if status.status == TerminalStatus.WAITING_USER_ANSWER else ""))
+                unread = ("; its prompt could not be read: answer with text through answer_user_prompt"
+                          if status.status == TerminalStatus.WAITING_USER_ANSWER else "")
+                raise Conflict(f"{gone}terminal {terminal_id} has no prompt to answer "
+                               f"(status {status.status.value}: {status.evidence}){unread}")
             if prompt_id is not None and prompt_id != opened.id:
                 raise self._refuse(opened, by, option, text,
                                    f"prompt {prompt_id} is no longer open; terminal {terminal_id} now shows "
@@ -353,8 +357,8 @@ class PromptDesk:
                     if keys:
                         await live.tracker.next_screen(TEXT_FIELD_WAIT)
                     caps = live.provider.capabilities
-                    await self._io.run(self._backend.send_text, terminal_id, text, enter_count=caps.enter_count,
-                                       submit_delay=caps.submit_delay)
+                    await self._io.run(self._backend.send_text, terminal_id, text,
+                                       enter_count=caps.enter_count, submit_delay=caps.submit_delay)
             except Exception as exc:
                 self._record(PromptEventKind.REFUSED, opened, by=by, option=number, text=text,
                              detail=f"typing the answer failed: {exc}")
@@ -386,8 +390,8 @@ class PromptDesk:
             self._open(live, shown, opened.prompt, decide=False)
             reopened = shown.open
             assert reopened is not None
-            raise Timeout(f"the keys of the answer to prompt {opened.id} were pressed, but the prompt is still "
-                          f"on screen after {LEAVE_TIMEOUT:g} s; it is open again as {reopened.id}")
+            raise Timeout(f"the keys of the answer to prompt {opened.id} were pressed, but the prompt is "
+                          f"still on screen after {LEAVE_TIMEOUT:g} s; it is open again as {reopened.id}")
 
     def _refuse(self, opened: OpenPrompt, by: str, option: int | None, text: str | None,
                 detail: str) -> CaoError:
@@ -405,20 +409,22 @@ class PromptDesk:
         if supervisor not in chain:
             self._record(PromptEventKind.REFUSED, opened, by=by, option=option, text=text,
                          detail=f"terminal {supervisor} did not start terminal {live.id}")
-            raise Vetoed(f"terminal {supervisor} may not answer the prompts of terminal {live.id}: it did not "
-                         "start it (directly or through its workers)")
+            raise Vetoed(f"terminal {supervisor} may not answer the prompts of terminal {live.id}: it did "
+                         "not start it (directly or through its workers)")
         _, _, allowed = merged_settings([policy for _, policy in policies])
         if not allowed:
             self._record(PromptEventKind.REFUSED, opened, by=by, option=option, text=text,
                          detail="the prompt policy lets no supervisor answer")
             raise Vetoed(f"the prompt policy of terminal {live.id} lets no supervisor answer its prompts")
         ruled = decide(opened.prompt, policies)
-        chosen = opened.prompt.options[option - 1] if option and 0 < option <= len(opened.prompt.options) else None
+        options = opened.prompt.options
+        chosen = options[option - 1] if option and 0 < option <= len(options) else None
         if ruled is not None and chosen is not None and chosen.effect.value.startswith("allow") and (
                 ruled.ask or (ruled.option and opened.prompt.option(ruled.option).effect.value == "deny")):
             self._record(PromptEventKind.REFUSED, opened, by=by, option=option, text=text,
                          detail=f"{ruled.by} keeps this for a person")
-            raise Vetoed(f"{ruled.by} ({ruled.reason}) does not let a supervisor allow this; a person must answer")
+            raise Vetoed(f"{ruled.by} ({ruled.reason}) does not let a supervisor allow this; a person must "
+                         "answer")
 
     def _live(self, terminal_id: str) -> LiveTerminal:
         validate.terminal_id(terminal_id)

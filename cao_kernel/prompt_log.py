@@ -101,7 +101,8 @@ class PromptLog:
         """The highest prompt number recorded for the terminal (0 for none), so ids stay unique across
         kernel restarts."""
         events = self.read(terminal_id, 50) or []
-        numbers = [int(e.prompt.id.rsplit("-", 1)[1]) for e in events if e.prompt.id.rsplit("-", 1)[-1].isdigit()]
+        suffixes = [event.prompt.id.rsplit("-", 1)[-1] for event in events]
+        numbers = [int(suffix) for suffix in suffixes if suffix.isdigit()]
         return max(numbers, default=0)
 
     def flush(self) -> None:

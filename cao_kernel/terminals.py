@@ -306,7 +306,8 @@ class Terminals:
         ctx = LaunchContext(
             terminal=record, profile=profile, working_directory=workdir, runtime_dir=str(runtime_dir),
             mcp_servers=mcp_servers, model=model, allowed_tools=record.allowed_tools, yolo=request.yolo,
-            env=extra_env, cao_servers=launching.cao_server_names(profile, self._registry.mcp_servers.values()),
+            env=extra_env,
+            cao_servers=launching.cao_server_names(profile, self._registry.mcp_servers.values()),
         )
         try:
             plan = provider.launch(ctx)

@@ -194,7 +194,8 @@ async def test_hook_decide_prompt(make_kernel, workdir):
         kernel.register_plugin(Engine())
         # The profile's rule would deny: the plugin comes first.
         kernel.add_profile(asker(rules=[{"deny": "Bash(make *)"}]))
-        worker = await kernel.create_session(CreateTerminalRequest(agent_profile=ASKER, working_directory=workdir))
+        worker = await kernel.create_session(CreateTerminalRequest(agent_profile=ASKER,
+                                                                   working_directory=workdir))
         await kernel.send_input(worker.id, "run: make test")
         await _answer_shown(kernel, worker.id, "Ran make test.")
         events = await _history(kernel, worker.id, 3)
@@ -212,7 +213,8 @@ async def test_hook_decide_prompt(make_kernel, workdir):
 async def test_profile_rules_allow_and_deny_by_tool_and_argument(make_kernel, workdir):
     async with make_kernel() as kernel:
         kernel.add_profile(asker(rules=[{"allow": "Bash(git status)"}, {"deny": "Bash(rm -rf *)"}]))
-        worker = await kernel.create_session(CreateTerminalRequest(agent_profile=ASKER, working_directory=workdir))
+        worker = await kernel.create_session(CreateTerminalRequest(agent_profile=ASKER,
+                                                                   working_directory=workdir))
         await kernel.send_input(worker.id, "run: git status")
         await _answer_shown(kernel, worker.id, "Ran git status.")
         await kernel.wait_for_status(worker.id, READY, timeout=10)
@@ -224,7 +226,8 @@ async def test_profile_rules_allow_and_deny_by_tool_and_argument(make_kernel, wo
         await kernel.wait_for_status(worker.id, WAITING, timeout=10)
         await asyncio.sleep(0.6)
         assert (await kernel.get_status(worker.id)).status == TerminalStatus.WAITING_USER_ANSWER
-        answered = [(e.by, e.option) for e in await kernel.prompt_history(worker.id) if e.kind.value == "answered"]
+        trail = await kernel.prompt_history(worker.id)
+        answered = [(e.by, e.option) for e in trail if e.kind.value == "answered"]
         assert answered == [(f"policy:profile {ASKER}#1", 1), (f"policy:profile {ASKER}#2", 3)]
 
 
@@ -269,7 +272,8 @@ async def test_a_prompt_nobody_answers_escalates_to_the_supervisor(make_kernel, 
 async def test_a_timeout_can_take_the_default(make_kernel, workdir):
     async with make_kernel() as kernel:
         kernel.add_profile(asker(timeout=0.3, on_timeout="default"))
-        worker = await kernel.create_session(CreateTerminalRequest(agent_profile=ASKER, working_directory=workdir))
+        worker = await kernel.create_session(CreateTerminalRequest(agent_profile=ASKER,
+                                                                   working_directory=workdir))
         await kernel.send_input(worker.id, "run: make")
         await _answer_shown(kernel, worker.id, "Ran make.")
         answered = [e for e in await kernel.prompt_history(worker.id) if e.kind.value == "answered"]
@@ -314,7 +318,8 @@ class EagerMock:
 async def test_inbox_messages_wait_while_a_prompt_is_open(make_kernel, workdir):
     async with make_kernel(CAO_EAGER_INBOX_DELIVERY="1") as kernel:
         kernel.register_plugin(EagerMock(kernel.provider("mock_cli")), name="eager")
-        kernel.add_profile(AgentProfile(name=ASKER, provider="eager_mock", extra={"mockBehaviour": "permission"}))
+        kernel.add_profile(AgentProfile(name=ASKER, provider="eager_mock",
+                                        extra={"mockBehaviour": "permission"}))
         worker = await _asking(kernel, workdir)
         queued = await kernel.send_message("tester", worker.id, "are you done?")
         await asyncio.sleep(1.0)
@@ -409,5 +414,6 @@ async def test_a_start_up_dialog_the_kernel_answers_is_on_the_trail(make_kernel,
                                                                  working_directory=workdir))
         assert term.status == TerminalStatus.IDLE
         trail = [(e.kind.value, e.by, e.prompt.prompt.kind.value) for e in await _history(kernel, term.id, 3)]
-        assert trail == [("opened", "", "startup_dialog"), ("answered", "startup dialog:trust", "startup_dialog"),
+        assert trail == [("opened", "", "startup_dialog"),
+                         ("answered", "startup dialog:trust", "startup_dialog"),
                          ("closed", "", "startup_dialog")]

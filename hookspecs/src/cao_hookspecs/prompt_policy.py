@@ -106,7 +106,8 @@ def parse_policy(data: Any, origin: str) -> PromptPolicy:
                            f"(got {timeout!r})")
     on_timeout = data.get("on_timeout", "escalate")
     if on_timeout not in ON_TIMEOUT:
-        raise InvalidInput(f"{origin}: 'on_timeout' must be one of {', '.join(ON_TIMEOUT)} (got {on_timeout!r})")
+        raise InvalidInput(f"{origin}: 'on_timeout' must be one of {', '.join(ON_TIMEOUT)} "
+                           f"(got {on_timeout!r})")
     supervisor = data.get("supervisor")
     if supervisor is not None and not isinstance(supervisor, bool):
         raise InvalidInput(f"{origin}: 'supervisor' must be true or false (got {supervisor!r})")
@@ -225,7 +226,8 @@ def decide(prompt: Prompt, policies: Iterable[tuple[str, PromptPolicy]]) -> Prom
                 return PromptDecision(by=by, ask=True,
                                       reason=f"{reason}, but the prompt has no option that does that")
             # An option that asks why (``No, and tell the agent what to do differently``) is told.
-            text = f"Not allowed by a cao prompt policy: {reason}" if prompt.option(options[0]).takes_text else None
+            asks_why = prompt.option(options[0]).takes_text
+            text = f"Not allowed by a cao prompt policy: {reason}" if asks_why else None
             return PromptDecision(by=by, option=options[0], text=text, reason=reason)
     return None
 

@@ -316,7 +316,8 @@ def serve_world(kernel: Any, model: ScriptedServer, add_agent: Callable[[str, st
     model.script = roles
     with serve_in_thread(kernel) as running:
         yield LiveWorld(url=running.url, model=model, roles=roles, add_agent=add_agent,
-                        add_profile=kernel.add_profile, tool=tool, workdir=workdir, home=str(kernel.home.root))
+                        add_profile=kernel.add_profile, tool=tool, workdir=workdir,
+                        home=str(kernel.home.root))
 
 
 def _strip(text: str) -> str:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from cao_hookspecs import CreateTerminalRequest
 
-from .live import BODIES, SUPERVISOR, callback_target, tool_payload
+from .live import BODIES, SUPERVISOR, callback_target
 from .models.script import call_tool, reply, respond
 from .waiting import eventually
 
@@ -130,7 +130,9 @@ class LivePrompts:
         # apart from the kernel's own reading that opens the prompt.
         async def drawn() -> float | None:
             for terminal in await api.list_terminals(supervisor.session_name):
-                if terminal.id != supervisor.id and read_prompt(await api.get_output(terminal.id)) is not None:
+                if terminal.id == supervisor.id:
+                    continue
+                if read_prompt(await api.get_output(terminal.id)) is not None:
                     return time.monotonic()
             return None
 
@@ -138,14 +140,16 @@ class LivePrompts:
                                     interval=0.01)
         await eventually(lambda: _async("event" in opened), self.timeout, "the prompt on the event stream")
         prompt = opened["event"]["prompt"]
-        assert opened["at"] - shown_at < 1.0, f"the prompt reached the event stream {opened['at'] - shown_at:.2f} s late"
+        late = opened["at"] - shown_at
+        assert late < 1.0, f"the prompt reached the event stream {late:.2f} s after it was drawn"
         worker_id = opened["event"]["terminal_id"]
         assert COMMAND in " ".join(prompt["prompt"]["arguments"].values()), prompt
 
         status = self._cao(world, "session", "status", supervisor.session_name)
         assert f"Terminal {worker_id} waits on a prompt" in status and prompt["id"] in status, status
         assert f"cao terminal answer {worker_id} <number> --prompt {prompt['id']}" in status, status
-        allow = next(n for n, option in enumerate(prompt["prompt"]["options"], 1) if option["effect"] == "allow")
+        options = prompt["prompt"]["options"]
+        allow = next(n for n, option in enumerate(options, 1) if option["effect"] == "allow")
         answered = self._cao(world, "terminal", "answer", worker_id, str(allow), "--prompt", prompt["id"],
                              "--by", "person:tester")
         assert f"Answered prompt {prompt['id']} with option {allow}" in answered, answered
@@ -177,7 +181,8 @@ async def _screens(api: Any, session: str) -> str:
     shown = []
     for terminal in await api.list_terminals(session):
         rows = (await api.get_output(terminal.id)).rstrip().splitlines()[-25:]
-        shown.append(f"-- {terminal.id} ({terminal.agent_profile}, {terminal.status.value}):\n" + "\n".join(rows))
+        heading = f"-- {terminal.id} ({terminal.agent_profile}, {terminal.status.value}):"
+        shown.append("\n".join([heading, *rows]))
     return "\n".join(shown)
 
 

@@ -14,8 +14,8 @@ from .recorder import ScreenRecorder, Sign
 if TYPE_CHECKING:
     from cao_hookspecs import Prompt
 
-__all__ = ["ANSWER", "CHOSEN", "LONG_ANSWER", "MESSAGE", "QUESTION", "Outcome", "answer_each_option", "asking",
-           "approval_turn", "failed_turn", "held_turn", "question_turn", "tool_turn"]
+__all__ = ["ANSWER", "CHOSEN", "LONG_ANSWER", "MESSAGE", "QUESTION", "Outcome", "answer_each_option",
+           "approval_turn", "asking", "failed_turn", "held_turn", "question_turn", "tool_turn"]
 
 #: What the user sends in :func:`held_turn`, and the model's answer to it.
 MESSAGE = "Summarise the repository."

@@ -365,7 +365,8 @@ async def answer_user_prompt(env: ToolEnv, terminal_id: str, answer: str,
     if not TERMINAL_ID_RE.fullmatch(terminal_id):
         return _failure(f"invalid terminal_id {terminal_id!r}: expected 8 lowercase hex characters")
     if env.caller.id is None:
-        return _failure(f"{env.caller.problem}. answer_user_prompt needs it to check that you started the worker")
+        return _failure(f"{env.caller.problem}. answer_user_prompt needs it to check that you started the "
+                        "worker")
     if prompt_id is not None and not prompt_id.strip():
         prompt_id = None
     try:

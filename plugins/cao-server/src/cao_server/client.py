@@ -395,7 +395,8 @@ class HttpKernel:
         return from_json(data["event"], PromptEvent)
 
     async def prompt_history(self, terminal_id: str, *, limit: int = 200) -> list[PromptEvent]:
-        rows = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/prompts", params={"limit": limit})
+        rows = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/prompts",
+                                params={"limit": limit})
         return [from_json(row, PromptEvent) for row in rows]
 
     async def set_prompt_policy(self, session_name: str, policy: Mapping[str, Any] | None) -> None:

@@ -16,8 +16,8 @@ def prompt_lines(opened: OpenPrompt) -> list[str]:
         lines.append(f"  {prompt.tool}" + (f": {shown}" if shown else "")
                      + ("" if prompt.arguments_complete else " (cut on screen)"))
     for number, option in enumerate(prompt.options, 1):
-        marks = [mark for mark, on in (("default", number == prompt.default), ("takes text", option.takes_text))
-                 if on]
+        flags = (("default", number == prompt.default), ("takes text", option.takes_text))
+        marks = [mark for mark, on in flags if on]
         lines.append(f"  {number}. {option.label}" + (f"  ({', '.join(marks)})" if marks else ""))
     terminal = opened.terminal_id
     if prompt.options:
@@ -39,7 +39,8 @@ def event_line(event: PromptEvent) -> str:
     if event.by:
         parts.append(f"by {event.by}")
     if event.option:
-        label = opened.prompt.options[event.option - 1].label if event.option <= len(opened.prompt.options) else "?"
+        options = opened.prompt.options
+        label = options[event.option - 1].label if event.option <= len(options) else "?"
         parts.append(f"option {event.option} ({label})")
     if event.text:
         parts.append(f"text {event.text!r}")

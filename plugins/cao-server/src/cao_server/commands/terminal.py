@@ -95,7 +95,8 @@ def answer(terminal_id: str, option: int | None, text: str | None, prompt_id: st
     if as_json:
         echo_json(to_json(event))
         return
-    picked = f"option {event.option} ({event.prompt.prompt.option(event.option).label})" if event.option else ""
+    label = event.prompt.prompt.option(event.option).label if event.option else ""
+    picked = f"option {event.option} ({label})" if event.option else ""
     typed = "text" if event.text is not None else ""
     click.echo(f"✓ Answered prompt {event.prompt.id} with {' and '.join(p for p in (picked, typed) if p)}")
 
