@@ -438,32 +438,24 @@ class Orchestration:
             raise InvalidInput("answer must not be empty")
         if len(answer) > MAX_ANSWER_CHARS:
             raise InvalidInput(f"answer is {len(answer)} characters; the limit is {MAX_ANSWER_CHARS}")
-        resolved = self._prompts.resolve(terminal_id, answer) if self._prompts is not None else None
+        prompts = self._prompts
+        assert prompts is not None, "the kernel gives orchestration its prompt desk"
+        resolved = prompts.resolve(terminal_id, answer)
         if resolved is not None:
             option, text = resolved
-            assert self._prompts is not None
-            return await self._prompts.answer(terminal_id, option=option, text=text, prompt_id=prompt_id,
-                                              as_terminal=as_terminal)
+            return await prompts.answer(terminal_id, option=option, text=text, prompt_id=prompt_id,
+                                        as_terminal=as_terminal)
         if live.tracker.status != TerminalStatus.WAITING_USER_ANSWER:
             raise Conflict(f"terminal {terminal_id} is not waiting for an answer (status "
                            f"{live.tracker.status.value})")
         if prompt_id is not None:
             raise Conflict(f"prompt {prompt_id} is no longer open on terminal {terminal_id}")
-        if as_terminal is not None and as_terminal not in self._callers_of(live):
+        if as_terminal is not None and as_terminal not in prompts.callers(live):
             raise Vetoed(f"terminal {as_terminal} may not answer the prompts of terminal {terminal_id}: it "
                          "did not start it (directly or through its workers)")
         # A prompt no reader could type: the answer goes in as text, as upstream does.
         await self._terminals.send_input(terminal_id, answer)
         return None
-
-    def _callers_of(self, live: LiveTerminal) -> list[str]:
-        chain: list[str] = []
-        current = live.record.caller_id
-        while current is not None and current not in chain and len(chain) < 32:
-            chain.append(current)
-            caller = self._terminals.get(current)
-            current = caller.record.caller_id if caller is not None else None
-        return chain
 
 
 __all__ = ["AssignWatch", "Orchestration", "assign_suffix", "handoff_banner"]

@@ -401,12 +401,7 @@ class PromptDesk:
     def _check_supervisor(self, live: LiveTerminal, supervisor: str, opened: OpenPrompt, option: int | None,
                           by: str, text: str | None, policies: list[tuple[str, PromptPolicy]]) -> None:
         validate.terminal_id(supervisor)
-        chain, current = [], live.record.caller_id
-        while current is not None and len(chain) < _MAX_CHAIN and current not in chain:
-            chain.append(current)
-            caller = self._lookup(current)
-            current = caller.record.caller_id if caller is not None else None
-        if supervisor not in chain:
+        if supervisor not in self.callers(live):
             self._record(PromptEventKind.REFUSED, opened, by=by, option=option, text=text,
                          detail=f"terminal {supervisor} did not start terminal {live.id}")
             raise Vetoed(f"terminal {supervisor} may not answer the prompts of terminal {live.id}: it did "
@@ -425,6 +420,16 @@ class PromptDesk:
                          detail=f"{ruled.by} keeps this for a person")
             raise Vetoed(f"{ruled.by} ({ruled.reason}) does not let a supervisor allow this; a person must "
                          "answer")
+
+    def callers(self, live: LiveTerminal) -> list[str]:
+        """The terminals that started ``live``, its caller first, then that one's caller, and so on."""
+        chain: list[str] = []
+        current = live.record.caller_id
+        while current is not None and len(chain) < _MAX_CHAIN and current not in chain:
+            chain.append(current)
+            caller = self._lookup(current)
+            current = caller.record.caller_id if caller is not None else None
+        return chain
 
     def _live(self, terminal_id: str) -> LiveTerminal:
         validate.terminal_id(terminal_id)

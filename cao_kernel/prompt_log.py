@@ -24,8 +24,14 @@ MAX_BYTES = 2 * 1024 * 1024
 FOLDER = "prompts"
 
 
+def as_plain(record: Any) -> dict[str, Any]:
+    """A prompt record (``Prompt``, ``OpenPrompt``, ``PromptEvent``) as JSON-ready values, fields in
+    their order."""
+    return attrs.asdict(record, value_serializer=lambda _inst, _field, value: _plain(value))
+
+
 def event_as_dict(event: PromptEvent) -> dict[str, Any]:
-    return attrs.asdict(event, value_serializer=lambda _inst, _field, value: _plain(value))
+    return as_plain(event)
 
 
 def _plain(value: Any) -> Any:

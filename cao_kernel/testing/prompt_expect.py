@@ -14,13 +14,9 @@ _OPTION_FIELDS = ("label", "keys", "effect", "description", "takes_text")
 
 def prompt_as_manifest(prompt: Prompt) -> dict[str, Any]:
     """``prompt`` in a manifest's form (evidence left out: the screen file holds it)."""
-    return {
-        "kind": prompt.kind.value, "question": prompt.question, "title": prompt.title, "tool": prompt.tool,
-        "arguments": dict(prompt.arguments), "arguments_complete": prompt.arguments_complete,
-        "options": [{"label": o.label, "keys": list(o.keys), "effect": o.effect.value,
-                     "description": o.description, "takes_text": o.takes_text} for o in prompt.options],
-        "default": prompt.default, "free_text": prompt.free_text,
-    }
+    from ..prompt_log import as_plain
+
+    return {key: value for key, value in as_plain(prompt).items() if key != "evidence"}
 
 
 def prompt_differences(expected: dict[str, Any], actual: Prompt | None) -> list[str]:
@@ -42,7 +38,8 @@ def prompt_differences(expected: dict[str, Any], actual: Prompt | None) -> list[
         for number, (want, have) in enumerate(zip(wanted, options, strict=False), 1):
             for field in _OPTION_FIELDS:
                 if field in want and want[field] != have[field]:
-                    problems.append(f"option {number} {field}: expected {want[field]!r}, read {have[field]!r}")
+                    problems.append(f"option {number} {field}: expected {want[field]!r}, "
+                                    f"read {have[field]!r}")
     if not actual.evidence:
         problems.append("the prompt carries no evidence rows")
     return problems
