@@ -39,6 +39,7 @@ from cao_hookspecs import (
     StatusReport,
     Terminal,
     TerminalStatus,
+    TimelineEvent,
 )
 
 from . import builtins
@@ -300,8 +301,17 @@ class Kernel:
     async def working_directory(self, terminal_id: str) -> str | None:
         return await (await self._terminals()).working_directory(terminal_id)
 
-    async def mcp_connected(self, terminal_id: str) -> None:
-        await (await self._terminals()).mcp_connected(terminal_id)
+    async def mcp_connected(self, terminal_id: str, stages: Mapping[str, float] | None = None) -> None:
+        await (await self._terminals()).mcp_connected(terminal_id, stages)
+
+    async def get_timeline(self, terminal_id: str) -> list[TimelineEvent]:
+        from . import validate
+
+        terminals = await self._terminals()
+        events = terminals.timelines.get(validate.terminal_id(terminal_id))
+        if events is None:
+            raise NotFound(f"terminal {terminal_id} not found (nor among those recently removed)")
+        return events
 
     async def attach_command(self, terminal_id: str) -> list[str]:
         return await (await self._terminals()).attach_command(terminal_id)

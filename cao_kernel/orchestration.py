@@ -29,6 +29,7 @@ from cao_hookspecs import (
     Terminal,
     PromptEvent,
     TerminalStatus,
+    TimelineEvent,
 )
 from cao_hookspecs.names import MAX_ANSWER_CHARS
 
@@ -127,6 +128,8 @@ class Orchestration:
     _pending_cap: PendingCap = attrs.field(factory=PendingCap)
     _prompts: PromptDesk | None = None
     _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
+    # Finished handoffs' workers being removed after their answer went back; awaited at close.
+    _dismissals: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
     # Handoffs with a call id, running and recently finished, by ``<caller>:<call id>``.
     _calls: dict[str, asyncio.Task[DelegationResult]] = attrs.field(init=False, factory=dict)
     _finished: dict[str, tuple[float, DelegationResult]] = attrs.field(init=False, factory=dict)
@@ -257,7 +260,9 @@ class Orchestration:
 
     async def aclose(self) -> None:
         """Stop watching assigned workers and waiting for handoffs with a call id (their workers keep
-        running for the next kernel, where a retry of the call resumes)."""
+        running for the next kernel, where a retry of the call resumes). Finished workers still being
+        removed are removed first: nothing is left running that no handoff will ever read."""
+        await asyncio.gather(*self._dismissals, return_exceptions=True)
         watches = [*self._watches, *self._calls.values()]
         for watch in watches:
             watch.cancel()
@@ -360,12 +365,18 @@ class Orchestration:
             failure = f"Handoff failed: the worker finished but its answer could not be read ({exc})"
         else:
             failure = ""
-        await self._dismiss(live.id)
+            self._terminals.timelines.record(live.id, "answer_read")
+        # The answer is in hand: the caller gets it now, while the worker is asked to exit and removed.
+        dismissing = asyncio.ensure_future(self._dismiss(live.id))
+        self._dismissals.add(dismissing)
+        dismissing.add_done_callback(self._dismissals.discard)
         if output is None:
             return result(False, failure)
         provider = live.record.provider
-        return result(True, f"Successfully handed off to {request.agent_profile} ({provider}) in "
+        done = result(True, f"Successfully handed off to {request.agent_profile} ({provider}) in "
                             f"{time.monotonic() - started:.2f}s", output)
+        self._terminals.timelines.record(live.id, "handoff_returned")
+        return done
 
     async def _give_task_once(self, live: LiveTerminal, task: str, mark: str | None, timeout: float) -> None:
         """A resumed handoff's worker: its input mark says whether an earlier kernel typed the task."""
@@ -405,16 +416,20 @@ class Orchestration:
             await self._terminals.delete_terminal(terminal_id)
         except NotFound:
             pass
+        except Exception:  # noqa: BLE001 - in the background: no caller left to hear of it
+            log.exception("removing the finished handoff worker %s failed", terminal_id)
 
     async def _start_worker(
         self, caller: LiveTerminal | None, request: DelegationRequest, *, wait_ready: bool,
         extra: dict[str, str] | None = None,
     ) -> Terminal:
+        requested = TimelineEvent(name="requested", at=time.time(),
+                                  detail={"kind": request.kind.value, "caller": request.caller_id or ""})
         profile = self._load_profile(validate.profile_name(request.agent_profile))
         if caller is None:
             return await self._terminals.create_session(CreateTerminalRequest(
                 agent_profile=request.agent_profile, working_directory=request.working_directory,
-            ), wait_ready=wait_ready, extra=extra)
+            ), wait_ready=wait_ready, extra=extra, requested=requested)
         provider = profile.provider or caller.record.provider
         workdir = request.working_directory
         if workdir is None:
@@ -426,7 +441,7 @@ class Orchestration:
         return await self._terminals.create_terminal(CreateTerminalRequest(
             session_name=caller.record.session_name, agent_profile=request.agent_profile, provider=provider,
             working_directory=workdir, caller_id=caller.id,
-        ), wait_ready=wait_ready, extra=extra)
+        ), wait_ready=wait_ready, extra=extra, requested=requested)
 
     # -- answer_user_prompt -----------------------------------------------------------------------
 

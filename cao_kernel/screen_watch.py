@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .hooks import Hooks
     from .iopool import IoPool
     from .prompt_desk import PromptDesk
+    from .timeline import Timelines
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +37,11 @@ class ScreenWatch:
     """Turns a backend's output events into status readings for the terminals in ``live``."""
 
     def __init__(
-        self, live: dict[str, LiveTerminal], backend: TerminalBackend, io: IoPool, hooks: Hooks
+        self, live: dict[str, LiveTerminal], backend: TerminalBackend, io: IoPool, hooks: Hooks,
+        timelines: Timelines,
     ) -> None:
         self._live = live
+        self._timelines = timelines
         self._backend = backend
         self._io = io
         self._hooks = hooks
@@ -91,6 +94,9 @@ class ScreenWatch:
         live.tracker.fail(evidence)
 
     def _read(self, live: LiveTerminal, screen: str) -> None:
+        if live.starting and screen.strip():
+            self._timelines.record(live.id, "first_screen", once=True)
+        self._timelines.screen_read(live.id, screen)
         report: StatusReport | None = None
         if live.provider is not None:
             report = self._hooks.detect_status(live.terminal(), screen, live.provider)

@@ -46,9 +46,10 @@ from .readiness import Gates, McpGate, connect_timeout
 from .screen_watch import ScreenWatch
 from .signal_channel import NativeSignal, SignalChannel, open_channel, report_of
 from .status import StatusTracker
+from .timeline import Timelines
 
 if TYPE_CHECKING:
-    from cao_hookspecs import InputMark, TerminalBackend
+    from cao_hookspecs import InputMark, TerminalBackend, TimelineEvent
 
     from .home import CaoHome
     from .hooks import Hooks
@@ -64,6 +65,9 @@ HISTORY_STEPS = (200, 1000, 5000, -1)
 NATIVE_DRAW_WAIT = 1.0
 # How long an answer of a completed turn may take to appear on screen before it counts as missing.
 ANSWER_DRAW_WAIT = 2.0
+# The MCP relay's steps, as it names them in its report, and as the timeline names them.
+MCP_STAGES = {"started": "mcp_started", "initialized": "mcp_initialized", "listed": "tools_listed"}
+STAGE_SLACK = 60.0
 
 
 class ReceiverListener(Protocol):
@@ -100,11 +104,13 @@ class Terminals:
     _creating: set[str] = attrs.field(init=False, factory=set)
     # Deferred start-up waits: held so they are not collected mid-wait, and so their end is always read.
     _starting: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
+    # Every terminal's steps, live and recently removed; orchestration records its own steps here too.
+    timelines: Timelines = attrs.field(init=False, factory=Timelines)
 
     def __attrs_post_init__(self) -> None:
         registry = self._registry
         self._gates = Gates(self._settings, lambda: registry.mcp_servers, lambda: registry.routes)
-        self._watch = ScreenWatch(self._live, self.backend, self._io, self._hooks)
+        self._watch = ScreenWatch(self._live, self.backend, self._io, self._hooks, self.timelines)
 
     def listen(self, listener: ReceiverListener) -> None:
         self._listener = listener
@@ -124,6 +130,9 @@ class Terminals:
 
     def _on_signal(self, signal: NativeSignal) -> None:
         live = self._live.get(signal.terminal_id)
+        # Every signal is a step, mapped to a status or not: it shows what the CLI can tell, and when.
+        self.timelines.record(signal.terminal_id, f"signal:{signal.event}", at=signal.sent or signal.received,
+                              detail={"received": f"{signal.received:.6f}"})
         report = report_of(live.provider if live is not None else None, signal)
         if live is not None and report is not None:
             live.tracker.native(report)
@@ -189,6 +198,7 @@ class Terminals:
 
     async def deliver(self, live: LiveTerminal, message: Message) -> DeliveryReceipt | None:
         """Type a message into the terminal through ``cao_deliver_message`` (exceptions propagate)."""
+        self.timelines.typing(live.id)  # first: noting the input may already report the turn begun
         live.tracker.note_input()
         try:
             receipt = await self._io.run(self._hooks.deliver_message, live.terminal(), message, live.provider,
@@ -197,8 +207,10 @@ class Terminals:
                 raise RuntimeError("no delivery plugin took the message")
         except Exception:
             live.tracker.abort_input()
+            self.timelines.typing(live.id, False)
             raise
         live.tracker.input_sent()  # the settle window counts from the last Enter, not from before the paste
+        self.timelines.typed(live.id, live.tracker.screen, {"message": message.id})
         return receipt
 
     async def input_mark(self, terminal_id: str) -> InputMark | None:
@@ -220,9 +232,10 @@ class Terminals:
     # -- creation ---------------------------------------------------------------------------------
 
     async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True,
-                             extra: Mapping[str, str] | None = None) -> Terminal:
+                             extra: Mapping[str, str] | None = None,
+                             requested: TimelineEvent | None = None) -> Terminal:
         """Create a session with one terminal running ``request.agent_profile``; ``extra`` is stored with
-        it (see ``LiveTerminal.extra``)."""
+        it (see ``LiveTerminal.extra``), ``requested`` starts its timeline (a delegation's request)."""
         name = (validate.session_name(request.session_name) if request.session_name
                 else f"{validate.SESSION_PREFIX}{secrets.token_hex(4)}")
         if name in await self._session_names() or name in self._creating:
@@ -231,7 +244,8 @@ class Terminals:
         try:
             request = _evolve(request, session_name=name, caller_id=None)
             request = self._hooks.before("cao_before_session_create", request)
-            terminal = await self._create(request, new_session=True, wait_ready=wait_ready, extra=extra)
+            terminal = await self._create(request, new_session=True, wait_ready=wait_ready, extra=extra,
+                                          requested=requested)
         finally:
             self._creating.discard(name)
         info = SessionInfo(name=terminal.session_name, status="detached", working_directory=terminal.working_directory)
@@ -239,7 +253,8 @@ class Terminals:
         return terminal
 
     async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True,
-                              extra: Mapping[str, str] | None = None) -> Terminal:
+                              extra: Mapping[str, str] | None = None,
+                              requested: TimelineEvent | None = None) -> Terminal:
         """Add a terminal to the existing session ``request.session_name``."""
         if request.session_name is None:
             raise InvalidInput("a new terminal needs the name of the session it joins")
@@ -249,7 +264,8 @@ class Terminals:
         if request.caller_id is not None:
             self.live(request.caller_id)
         request = _evolve(request, session_name=name)
-        return await self._create(request, new_session=False, wait_ready=wait_ready, extra=extra)
+        return await self._create(request, new_session=False, wait_ready=wait_ready, extra=extra,
+                                  requested=requested)
 
     async def _session_names(self) -> set[str]:
         return {s.name for s in await self._io.run(self.backend.list_sessions)}
@@ -271,7 +287,8 @@ class Terminals:
         return launching.advertised_env(self._settings, self._registry.mcp_servers.values())
 
     async def _create(self, request: CreateTerminalRequest, *, new_session: bool, wait_ready: bool,
-                      extra: Mapping[str, str] | None = None) -> Terminal:
+                      extra: Mapping[str, str] | None = None,
+                      requested: TimelineEvent | None = None) -> Terminal:
         request = self._hooks.before("cao_before_terminal_create", request)
         assert request.session_name is not None
         profile = self._load_profile(validate.profile_name(request.agent_profile))
@@ -328,6 +345,7 @@ class Terminals:
         )
         live = self._track(record, provider)
         live.extra = dict(extra or {})
+        self.timelines.start(terminal_id, at=record.created_at, before=[requested] if requested else None)
         if gate_plan is not None:
             # Before the agent starts: its MCP client may report in before the agent is ready.
             server_name, route = gate_plan
@@ -335,6 +353,7 @@ class Terminals:
                                     describe=f"{provider.name}, profile {profile.name}", route=route))
         try:
             await self._io.run(self.backend.create_terminal, launch)
+            self.timelines.record(terminal_id, "process_started")
             await self._io.run(self.backend.watch, terminal_id, self._watch.on_event)
             self._watch.refresh(live)
             if wait_ready:
@@ -372,6 +391,7 @@ class Terminals:
         return live
 
     def _status_changed(self, live: LiveTerminal, old: StatusReport, new: StatusReport) -> None:
+        self.timelines.status_changed(live.id, new)
         if self._prompts is not None:
             self._prompts.status_changed(live, new)
         self._hooks.after("cao_after_status_changed", terminal=live.terminal(), old=old, new=new)
@@ -406,6 +426,7 @@ class Terminals:
             error = exc
         if error is None:
             live.starting = False
+            self.timelines.record(live.id, "cli_ready", detail={"evidence": live.tracker.report.evidence})
             gate = self._gates.get(live.id)
             if gate is not None:
                 gate.arm(self._gate_expired)
@@ -437,6 +458,7 @@ class Terminals:
     async def _discard(self, live: LiveTerminal, *, kill_session: bool) -> None:
         """Undo a creation that failed part-way: nothing may be left behind."""
         self._live.pop(live.id, None)
+        self.timelines.end(live.id)
         self._gates.discard(live.id)
         try:
             await self._io.run(self.backend.unwatch, live.id)
@@ -489,10 +511,11 @@ class Terminals:
                 except ValueError:
                     continue
             # A turn just reported completed may still be drawing its answer (a loaded machine, a
-            # native signal ahead of the screen): look again for a moment before saying there is none.
+            # native signal ahead of the screen): look again when it draws, for a moment, before saying
+            # there is none.
             if live.tracker.report.status != TerminalStatus.COMPLETED or time.monotonic() >= deadline:
                 raise NotFound(f"no answer from the agent found in terminal {terminal_id}")
-            await asyncio.sleep(0.1)
+            await live.tracker.next_screen(deadline - time.monotonic())
 
     async def working_directory(self, terminal_id: str) -> str | None:
         self.live(terminal_id)
@@ -546,8 +569,10 @@ class Terminals:
             raise Conflict(f"terminal {terminal_id} is in error ({live.tracker.report.evidence}); input refused")
         await self._type(live, text, mark=mark)
 
-    async def _type(self, live: LiveTerminal, text: str, *, mark: str | None = None) -> None:
+    async def _type(self, live: LiveTerminal, text: str, *, mark: str | None = None,
+                    what: str | None = None) -> None:
         caps = live.provider.capabilities if live.provider else None
+        self.timelines.typing(live.id)  # first: noting the input may already report the turn begun
         live.tracker.note_input()
         try:
             await self._io.run(
@@ -557,9 +582,12 @@ class Terminals:
             )
         except BaseException:
             live.tracker.abort_input()
+            self.timelines.typing(live.id, False)
             raise
         # The settle window counts from here: the paste and a provider's submit delay are behind us.
         live.tracker.input_sent()
+        self.timelines.typed(live.id, live.tracker.screen,
+                             {key: value for key, value in (("mark", mark), ("input", what)) if value})
 
     async def send_keys(self, terminal_id: str, key: str) -> None:
         live = self.live(terminal_id)
@@ -575,7 +603,7 @@ class Terminals:
             raise Conflict(f"terminal {terminal_id} has no running agent ({live.tracker.report.evidence}); "
                            "delete it instead")
         else:
-            await self._type(live, command)
+            await self._type(live, command, what="exit command")
 
     # -- deletion ---------------------------------------------------------------------------------
 
@@ -605,6 +633,7 @@ class Terminals:
             self._prompts.forget(live.id)
         self._live.pop(live.id, None)
         self._gates.discard(live.id)
+        self.timelines.end(live.id)
         live.tracker.close()
         if live.refresh_task is not None:
             live.refresh_task.cancel()
@@ -615,10 +644,12 @@ class Terminals:
 
     # -- MCP readiness gate -----------------------------------------------------------------------
 
-    async def mcp_connected(self, terminal_id: str) -> None:
+    async def mcp_connected(self, terminal_id: str, stages: Mapping[str, float] | None = None) -> None:
         """The terminal's MCP client has connected and listed cao's tools: open its readiness gate and
-        deliver what waits in its inbox. A terminal without a gate (or already open) is left as it is."""
+        deliver what waits in its inbox. A terminal without a gate (or already open) is left as it is.
+        ``stages`` (see ``KernelAPI.mcp_connected``) go into its timeline."""
         live = self.live(terminal_id)
+        self._record_mcp_stages(live, stages or {})
         gate = self._gates.get(terminal_id)
         if gate is None or gate.open:
             return
@@ -627,11 +658,26 @@ class Terminals:
             await asyncio.sleep(settle)
         if self._gates.get(terminal_id) is not gate or not gate.connect():
             return
+        self.timelines.record(terminal_id, "gate_open", detail={"settle": f"{settle:g}"})
         log.info("terminal %s: its MCP server %r connected", terminal_id, gate.server_name)
         if self._listener is not None and not live.starting:
             self._listener.kick(terminal_id)
 
+    def _record_mcp_stages(self, live: LiveTerminal, stages: Mapping[str, Any]) -> None:
+        received = time.time()
+        # A reporter's clock is another process's (perhaps another machine's): a time far from this
+        # terminal's life is a wrong clock or a wrong value, and is left out rather than misplaced.
+        earliest, latest = live.record.created_at - STAGE_SLACK, received + STAGE_SLACK
+        for key, name in MCP_STAGES.items():
+            at = stages.get(key)
+            if isinstance(at, int | float) and not isinstance(at, bool) and earliest <= at <= latest:
+                self.timelines.record(live.id, name, at=float(at), once=True,
+                                      detail={"received": f"{received:.6f}"} if key == "listed" else None)
+        if not self.timelines.has(live.id, "tools_listed"):
+            self.timelines.record(live.id, "tools_listed", at=received)
+
     def _gate_expired(self, gate: McpGate) -> None:
+        self.timelines.record(gate.terminal_id, "gate_failed")
         error = gate.fail()
         log.warning("%s", error)
         if self._listener is not None and self._gates.get(gate.terminal_id) is gate:
@@ -656,6 +702,7 @@ class Terminals:
             provider = self._registry.providers.get(record.provider)
             live = self._track(record, provider)
             live.extra = launching.extra_of(info)
+            self.timelines.start(record.id, at=record.created_at)
             live.starting = False
             assert live.started is not None
             live.started.set_result(None)

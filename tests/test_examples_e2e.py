@@ -226,3 +226,41 @@ def test_an_example_runs_on_a_server_someone_already_runs(tmp_path):
         history = http.get("/events/history", params={"session": "example-assign"}).json()
         assert {e["event"] for e in history} >= {"assign_started", "handoff_finished", "terminal_removed"}
         http.close()
+
+
+def _steps(track):
+    """A terminal's timeline as the runner wrote it: step name -> times (in the kernel's order)."""
+    steps = {}
+    for event in track["timeline"]:
+        steps.setdefault(event["name"], []).append(event["at"])
+    assert [e["at"] for e in track["timeline"]] == sorted(e["at"] for e in track["timeline"]), track["timeline"]
+    return steps
+
+
+def test_a_handoff_workers_timeline_has_every_step_in_order(runs):
+    """The kernel's timeline of a handoff's worker (mock agent, its real MCP relay, real tmux), read after
+    the worker is gone: every step from the request to the removal, each once, in the order they happen."""
+    _, timeline = _ok(runs, "handoff")
+    (supervisor,) = _by_profile(timeline, "release_manager")
+    for worker in (*_by_profile(timeline, "planner"), *_by_profile(timeline, "writer")):
+        steps = _steps(worker)
+        once = ("requested", "terminal_created", "process_started", "first_screen", "cli_ready", "mcp_started",
+                "mcp_initialized", "tools_listed", "gate_open", "task_typed", "first_output", "answer_ready",
+                "answer_read", "handoff_returned", "terminal_gone")
+        assert all(len(steps.get(name, ())) == 1 for name in once), (worker["profile"], steps)
+        at = {name: times[0] for name, times in steps.items()}
+        start = ["requested", "terminal_created", "process_started", "first_screen", "cli_ready"]
+        mcp = ["process_started", "mcp_started", "mcp_initialized", "tools_listed", "gate_open"]
+        work = ["task_typed", "first_output", "answer_ready", "answer_read", "handoff_returned", "terminal_gone"]
+        for order in (start, mcp, work):
+            assert [at[name] for name in order] == sorted(at[name] for name in order), (order, at)
+        # The task goes in only once the CLI is ready and cao's tools are there: the gate.
+        assert at["task_typed"] >= max(at["cli_ready"], at["gate_open"]), at
+        requested = [e for e in worker["timeline"] if e["name"] == "requested"][0]
+        assert requested["detail"] == {"kind": "handoff", "caller": supervisor["id"]}
+        # The runner's own record of the worker agrees with the kernel's.
+        assert abs(at["terminal_created"] - worker["created"]) < 0.01, (at, worker["created"])
+    # The supervisor's own timeline (read while it still ran): launched by a person, so no request.
+    steps = _steps(supervisor)
+    assert "requested" not in steps and "terminal_gone" not in steps
+    assert len(steps["task_typed"]) >= 1 and steps["cli_ready"][0] <= steps["task_typed"][0], steps

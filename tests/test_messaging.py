@@ -14,6 +14,7 @@ import pytest
 
 from cao_hookspecs import CreateTerminalRequest, MessageState, TerminalStatus
 from cao_kernel.errors import Conflict, InvalidInput, NotFound
+from cao_testkit.waiting import eventually
 
 pytestmark = pytest.mark.tmux
 
@@ -92,7 +93,11 @@ async def test_handoff_returns_exact_answer_and_leaves_no_worker(make_kernel, wo
         assert result.output == "summarise the design in one line"
         assert result.message.startswith("Successfully handed off to developer (mock_cli) in ")
         assert time.monotonic() - started < 5
-        assert [t.id for t in await kernel.list_terminals("h1")] == [sup.id]
+
+        async def worker_removed() -> bool:  # while the answer goes back, the worker is asked to go
+            return [t.id for t in await kernel.list_terminals("h1")] == [sup.id]
+
+        await eventually(worker_removed, 10, "the handoff's worker was not removed", interval=0.02)
         windows = subprocess.run(["tmux", "-S", tmux_socket, "list-windows", "-t", "cao-h1", "-F", "#{@cao_id}"],
                                  capture_output=True, text=True).stdout.split()
         assert windows == [sup.id]

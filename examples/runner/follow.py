@@ -45,6 +45,8 @@ class Track:
     removed: float | None = None
     statuses: list[tuple[str, float]] = dataclasses.field(default_factory=list)
     evidence: str = ""
+    # The kernel's timeline of the terminal (cao_hookspecs.timeline), read when the run is over.
+    steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def status(self) -> str | None:
@@ -52,7 +54,8 @@ class Track:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "profile": self.profile, "caller_id": self.caller_id,
-                "created": self.created, "removed": self.removed, "statuses": [list(s) for s in self.statuses]}
+                "created": self.created, "removed": self.removed, "statuses": [list(s) for s in self.statuses],
+                "timeline": self.steps}
 
 
 @dataclasses.dataclass
@@ -135,6 +138,13 @@ class SessionFollower:
             if self._stream.done():
                 self._stream.result()  # raises what ended it
             await self._scan()
+
+    async def read_timelines(self) -> None:
+        """Read every terminal's timeline from the kernel (those removed already are kept there a while)."""
+        for track in self.tracks.values():
+            with contextlib.suppress(CaoError):
+                events = await self.api.get_timeline(track.id)
+                track.steps = [{"name": e.name, "at": e.at, "detail": dict(e.detail)} for e in events]
 
     async def close(self, *, exit_agents: bool = True, grace: float = 2.0) -> None:
         """Stop following. With ``exit_agents``, first ask every agent to quit with its CLI's exit command

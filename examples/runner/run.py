@@ -181,6 +181,7 @@ async def _follow(example: Example, options: Options, server: PrivateServer | Ru
             await follower.run(supervisor.id, timeout)
             answer = await api.get_output(supervisor.id, "last")
         finally:
+            await follower.read_timelines()
             # Agents are asked to exit only after a run that finished; a failed one keeps its screens.
             await follower.close(exit_agents=answer is not None)
             timeline.update(follower.timeline())

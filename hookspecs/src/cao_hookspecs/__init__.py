@@ -23,6 +23,7 @@ from .errors import (
 from .markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl
 from .prompts import *  # noqa: F403
 from .prompts import __all__ as _prompts_all
+from .timeline import TIMELINE_STEPS, TimelineEvent
 from .protocols import InboxStore, KernelAPI, TerminalBackend
 from .types import *  # noqa: F403
 from .types import __all__ as _types_all
@@ -47,6 +48,8 @@ __all__ = [
     "InboxStore",
     "KernelAPI",
     "TerminalBackend",
+    "TIMELINE_STEPS",
+    "TimelineEvent",
     "hookimpl",
     *_prompts_all,
     *_types_all,

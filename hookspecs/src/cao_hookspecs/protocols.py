@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from .prompts import PromptEvent
+from .timeline import TimelineEvent
 from .types import (
     AgentProfile,
     CreateTerminalRequest,
@@ -213,13 +214,20 @@ class KernelAPI(Protocol):
         way to attach."""
         ...
 
-    async def mcp_connected(self, terminal_id: str) -> None:
+    async def mcp_connected(self, terminal_id: str, stages: Mapping[str, float] | None = None) -> None:
         """Report that the terminal's MCP client has connected to cao's MCP tools and listed them.
 
         Opens the terminal's readiness gate: tasks and inbox messages waiting for it go out. cao's MCP
         endpoint calls it for every caller that lists the tools; a terminal that has no gate, or whose
-        gate is open, is left as it is. Raises ``NotFound`` for an unknown terminal.
+        gate is open, is left as it is. ``stages`` are the Unix times the reporter saw its own steps at
+        (``started``, ``initialized``, ``listed``), recorded in the terminal's timeline; other keys and
+        values that are not times are ignored. Raises ``NotFound`` for an unknown terminal.
         """
+        ...
+
+    async def get_timeline(self, terminal_id: str) -> list[TimelineEvent]:
+        """The terminal's timeline, in the order its steps happened (``cao_hookspecs.timeline``). Kept for
+        a while after the terminal is gone; ``NotFound`` for a terminal never known or long forgotten."""
         ...
 
     # messaging and orchestration

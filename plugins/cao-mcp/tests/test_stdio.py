@@ -54,11 +54,18 @@ async def test_handoff_returns_the_workers_answer(server: Any, mcp: Any) -> None
         assert "Successfully handed off to developer (mock_cli)" in answer.data["message"]
         worker = answer.data["terminal_id"]
         assert ID.match(worker) and worker != own
-        # A handoff worker is removed once its answer is read.
+        # A handoff worker is removed once its answer is read (while the answer goes back).
         from cao_hookspecs import NotFound
+        from cao_testkit.waiting import eventually
 
-        with pytest.raises(NotFound):
-            await api.get_terminal(worker)
+        async def removed() -> bool:
+            try:
+                await api.get_terminal(worker)
+            except NotFound:
+                return True
+            return False
+
+        await eventually(removed, 10, "the handoff's worker was never removed", interval=0.02)
 
 
 async def test_parallel_handoffs_from_one_agent(server: Any, mcp: Any) -> None:

@@ -223,6 +223,38 @@ def test_terminal_commands(live: Server) -> None:
     assert "cao-term" not in live.session_names()  # its only terminal gone, the session went with it
 
 
+def test_terminal_timeline(live: Server) -> None:
+    """``cao terminal timeline``: the terminal's steps as a table and as JSON, also once it is gone."""
+    tid = live.session("steps")
+    assert live.ok("terminal", "send", tid, "one turn").stdout == f"Message sent to terminal {tid}\n"
+    live.wait_status(tid, {"completed"})
+    data = json.loads(live.ok("terminal", "timeline", tid, "--json").stdout)
+    assert data["terminal_id"] == tid
+    names = [event["name"] for event in data["events"]]
+    assert names[:2] == ["terminal_created", "process_started"], names
+    assert {"first_screen", "cli_ready", "task_typed", "first_output", "answer_ready"} <= set(names), names
+    assert names.index("cli_ready") < names.index("task_typed") < names.index("answer_ready"), names
+    typed = next(event for event in data["events"] if event["name"] == "task_typed")
+    assert typed["detail"] == {} and typed["at"].endswith("+00:00")
+
+    lines = live.ok("terminal", "timeline", tid).stdout.splitlines()
+    assert lines[0].split()[:3] == ["at", "gap", "step"]
+    rows = [line.split() for line in lines[1:]]
+    assert [row[2] for row in rows] == names
+    assert rows[0][:2] == ["0.000", "+0.000"]
+    offsets = [float(row[0]) for row in rows]
+    assert offsets == sorted(offsets) and all(float(row[1]) >= 0 for row in rows)
+    assert any("evidence=mock_cli" in line for line in lines if " cli_ready " in line), lines
+
+    assert live.ok("terminal", "delete", tid).stdout == f"✓ Deleted terminal {tid}\n"
+    after = json.loads(live.ok("terminal", "timeline", tid, "--json").stdout)["events"]
+    assert [event["name"] for event in after][-1] == "terminal_gone"
+    unknown = live.cao("terminal", "timeline", "0123abcd")
+    assert unknown.returncode == 1 and "terminal 0123abcd not found" in unknown.stderr
+    bad = live.cao("terminal", "timeline", "../etc")
+    assert bad.returncode == 1 and "invalid terminal id" in bad.stderr
+
+
 def test_terminal_inbox(live: Server) -> None:
     receiver = live.session("inbox")
     assert live.ok("terminal", "inbox", receiver).stdout == f"No messages for terminal {receiver}\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from typing import Any
 
 import httpx
 import pytest
@@ -76,8 +77,11 @@ def test_the_team_shows_who_started_whom_and_what_each_waits_for(served, workdir
         assert rows[busy["id"]]["status"] == "processing" and rows[busy["id"]]["evidence"]
         assert isinstance(rows[busy["id"]]["since"], float)
         thread.join(30)
-        after = {t["id"]: t for t in http.get("/team").json()["sessions"][0]["terminals"]}
-        assert worker["id"] not in after  # a handoff removes its worker
+        def worker_removed() -> dict[str, Any] | None:  # a handoff removes its worker once it answered
+            rows = {t["id"]: t for t in http.get("/team").json()["sessions"][0]["terminals"]}
+            return None if worker["id"] in rows else rows
+
+        after = wait_until(worker_removed, 10.0, "the handoff's worker was never removed", interval=0.02)
         assert all(w["kind"] != "handoff" for w in after[supervisor["id"]]["waiting_for"])
         assert http.get("/team", params={"session": "nothing"}).json()["sessions"] == []
         assert http.get("/team", params={"session": "bad name!"}).status_code == 400

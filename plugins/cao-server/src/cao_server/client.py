@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mappi
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from cao_hookspecs import PromptEvent, ProviderInfo
+from cao_hookspecs import PromptEvent, ProviderInfo, TimelineEvent
 from cao_hookspecs.errors import CaoError, InvalidInput, Timeout
 
 from . import validation, wire
@@ -354,8 +354,13 @@ class HttpKernel:
     async def cancel_message(self, message_id: int) -> Message:
         return wire.message_from_json(await self._call("POST", f"/messages/{_message_id(message_id)}/cancel"))
 
-    async def mcp_connected(self, terminal_id: str) -> None:
-        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/mcp-connected")
+    async def mcp_connected(self, terminal_id: str, stages: Mapping[str, float] | None = None) -> None:
+        await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/mcp-connected",
+                         json=dict(stages) if stages else None)
+
+    async def get_timeline(self, terminal_id: str) -> list[TimelineEvent]:
+        data = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/timeline")
+        return [from_json(row, TimelineEvent) for row in data["events"]]
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,

@@ -32,6 +32,7 @@ from cao_hookspecs import (
     PromptEvent,
     StatusReport,
     Terminal,
+    TimelineEvent,
 )
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ _FIELDS: dict[type, dict[str, dict[str, Any]]] = {
     StatusReport: {"since": _OPTIONAL_TIME, "prompt": {"omit_if_default": True}},
     OpenPrompt: {"opened_at": _TIME},
     PromptEvent: {"at": _TIME},
+    TimelineEvent: {"at": _TIME},
     Message: {
         "body": {"rename": "message"},
         "state": {"rename": "status"},

@@ -93,6 +93,10 @@ class Endpoint:
     errors: tuple[int, ...] = ()
 
 
+# The steps an MCP client may report with its connection, as Unix times (see KernelAPI.mcp_connected).
+MCP_STAGES = {"started": "when the MCP server process started", "initialized": "when it answered initialize",
+              "listed": "when it handed back the last list the agent asked for"}
+
 # Who answered a prompt: one line, not blank.
 BY_PATTERN = f"^[{BLANK_CHARS}]*[^{BLANK_CHARS}\\x00-\\x1f][^\\x00-\\x1f]*$"
 
@@ -321,8 +325,14 @@ async def working_directory(ctx: Context, call: Call) -> Any:
 
 
 async def mcp_connected(ctx: Context, call: Call) -> Any:
-    await ctx.kernel.mcp_connected(call.path["terminal_id"])
+    stages = {name: call.args[name] for name in MCP_STAGES if call.args[name] is not None}
+    await ctx.kernel.mcp_connected(call.path["terminal_id"], stages or None)
     return {"success": True}
+
+
+async def get_timeline(ctx: Context, call: Call) -> Any:
+    terminal_id = call.path["terminal_id"]
+    return {"terminal_id": terminal_id, "events": to_json(await ctx.kernel.get_timeline(terminal_id))}
 
 
 async def get_status(ctx: Context, call: Call) -> Any:
@@ -761,6 +771,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Report that the agent's MCP client has connected to cao's tools (opens its readiness gate)",
         mcp_connected,
         "terminals",
+        errors=ID_ERRORS,
+        params=tuple(Param(name, type="number", nullable=True, minimum=0, body_only=True, description=what)
+                     for name, what in MCP_STAGES.items()),
+    ),
+    Endpoint(
+        "GET",
+        T + "/timeline",
+        "get_timeline",
+        "When each step of the terminal's start and work happened (kept a while after it is gone)",
+        get_timeline,
+        "terminals",
+        response=ref("Timeline"),
         errors=ID_ERRORS,
     ),
     Endpoint(

@@ -178,6 +178,18 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "since": _nullable(TIME),
         },
     },
+    "TimelineEvent": {
+        "type": "object",
+        "required": ["name", "at", "detail"],
+        "properties": {"name": STRING, "at": TIME,
+                       "detail": {"type": "object", "additionalProperties": STRING}},
+    },
+    "Timeline": {
+        "type": "object",
+        "required": ["terminal_id", "events"],
+        "properties": {"terminal_id": STRING,
+                       "events": {"type": "array", "items": {"$ref": "#/components/schemas/TimelineEvent"}}},
+    },
     "Output": {
         "type": "object",
         "required": ["output", "mode"],

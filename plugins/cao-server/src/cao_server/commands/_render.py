@@ -13,7 +13,7 @@ from ..converter import to_json_fields
 from ..printable import printable
 
 if TYPE_CHECKING:
-    from cao_hookspecs import Message, Terminal
+    from cao_hookspecs import Message, Terminal, TimelineEvent
 
 
 def echo_json(value: Any) -> None:
@@ -62,6 +62,31 @@ def message_json(message: Message) -> dict[str, Any]:
 def clock(timestamp: float) -> str:
     """Local time of day, for tables."""
     return datetime.datetime.fromtimestamp(timestamp).strftime("%H:%M:%S")
+
+
+def timeline_lines(events: Sequence[TimelineEvent]) -> list[str]:
+    """One line per step: seconds since the first step, the gap from the one before, its name and
+    detail; the first line says when the first step happened."""
+    if not events:
+        return ["No steps recorded"]
+    first = events[0].at
+    lines = [f"{'at':>8} {'gap':>8}  step (from {clock(first)})"]
+    previous = first
+    for event in events:
+        detail = ", ".join(_timeline_detail(event, key, value) for key, value in event.detail.items())
+        lines.append(printable(f"{event.at - first:8.3f} {event.at - previous:+8.3f}  {event.name}"
+                               + (f"  ({detail})" if detail else "")))
+        previous = event.at
+    return lines
+
+
+def _timeline_detail(event: TimelineEvent, key: str, value: str) -> str:
+    if key == "received":  # a step another process reported: how late the kernel heard of it
+        try:
+            return f"heard {float(value) - event.at:+.3f}"
+        except ValueError:
+            pass
+    return f"{key}={one_line(value, 60)}"
 
 
 def one_line(text: str, width: int) -> str:

@@ -125,6 +125,23 @@ def prompts(terminal_id: str, limit: int, as_json: bool) -> None:
 
 @terminal.command()
 @click.argument("terminal_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def timeline(terminal_id: str, as_json: bool) -> None:
+    """When each step of TERMINAL_ID's start and work happened: seconds since its first step, the gap
+    from the step before, the step and what is known about it (kept a while after the terminal is gone)."""
+    from ..converter import to_json
+    from . import _api
+    from ._render import echo_json, timeline_lines
+
+    events = _api.run(lambda api: api.get_timeline(terminal_id))
+    if as_json:
+        echo_json({"terminal_id": terminal_id, "events": to_json(events)})
+    else:
+        click.echo("\n".join(timeline_lines(events)))
+
+
+@terminal.command()
+@click.argument("terminal_id")
 @click.option("--mode", type=click.Choice(["full", "last"]), default="full", show_default=True,
               help="full: the screen and its scrollback; last: the agent's last answer.")
 def output(terminal_id: str, mode: str) -> None:
