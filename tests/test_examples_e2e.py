@@ -233,7 +233,8 @@ def _steps(track):
     steps = {}
     for event in track["timeline"]:
         steps.setdefault(event["name"], []).append(event["at"])
-    assert [e["at"] for e in track["timeline"]] == sorted(e["at"] for e in track["timeline"]), track["timeline"]
+    times = [e["at"] for e in track["timeline"]]
+    assert times == sorted(times), track["timeline"]
     return steps
 
 
@@ -244,14 +245,19 @@ def test_a_handoff_workers_timeline_has_every_step_in_order(runs):
     (supervisor,) = _by_profile(timeline, "release_manager")
     for worker in (*_by_profile(timeline, "planner"), *_by_profile(timeline, "writer")):
         steps = _steps(worker)
-        once = ("requested", "terminal_created", "process_started", "first_screen", "cli_ready", "mcp_started",
-                "mcp_initialized", "tools_listed", "gate_open", "task_typed", "first_output", "answer_ready",
-                "answer_read", "handoff_returned", "terminal_gone")
+        once = ("requested", "terminal_created", "process_started", "first_screen", "cli_ready",
+                "mcp_started", "mcp_initialized", "tools_listed", "gate_open", "first_output",
+                "answer_ready", "answer_read", "handoff_returned", "terminal_gone")
         assert all(len(steps.get(name, ())) == 1 for name in once), (worker["profile"], steps)
+        # Two inputs: the task, and once the answer went back, the CLI's exit command.
+        task, leave = [e for e in worker["timeline"] if e["name"] == "task_typed"]
+        assert "input" not in task["detail"] and leave["detail"] == {"input": "exit command"}, worker
+        assert leave["at"] >= steps["handoff_returned"][0]
         at = {name: times[0] for name, times in steps.items()}
         start = ["requested", "terminal_created", "process_started", "first_screen", "cli_ready"]
         mcp = ["process_started", "mcp_started", "mcp_initialized", "tools_listed", "gate_open"]
-        work = ["task_typed", "first_output", "answer_ready", "answer_read", "handoff_returned", "terminal_gone"]
+        work = ["task_typed", "first_output", "answer_ready", "answer_read", "handoff_returned",
+                "terminal_gone"]
         for order in (start, mcp, work):
             assert [at[name] for name in order] == sorted(at[name] for name in order), (order, at)
         # The task goes in only once the CLI is ready and cao's tools are there: the gate.

@@ -54,8 +54,8 @@ class Track:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "profile": self.profile, "caller_id": self.caller_id,
-                "created": self.created, "removed": self.removed, "statuses": [list(s) for s in self.statuses],
-                "timeline": self.steps}
+                "created": self.created, "removed": self.removed,
+                "statuses": [list(s) for s in self.statuses], "timeline": self.steps}
 
 
 @dataclasses.dataclass
