@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from .delivery import DeliveryEngine
     from .iopool import IoPool
     from .orchestration import Orchestration
+    from .pools import WarmPools
     from .prompt_desk import PromptDesk
     from .terminals import Terminals
 
@@ -129,6 +130,7 @@ class Kernel:
         self.delivery: DeliveryEngine | None = None
         self.orchestration: Orchestration | None = None
         self.prompts: PromptDesk | None = None
+        self.pools: WarmPools | None = None
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -148,6 +150,7 @@ class Kernel:
             from .inbox_limits import PendingCap
             from .iopool import DEFAULT_THREADS, IoPool
             from .orchestration import AssignWatch, Orchestration
+            from .pools import WarmPools
             from .prompt_desk import PromptDesk, load_settings_policy
             from .prompt_log import PromptLog
             from .terminals import Terminals
@@ -173,13 +176,16 @@ class Kernel:
                 hooks=self.hooks, io=io, backend=backend, log=PromptLog(self.home.root), lookup=terminals.get,
                 load_profile=self.profiles.load, settings_policy=settings_policy, home_root=self.home.root)
             terminals.attach_prompts(prompts)
+            pools = self.pools = WarmPools(terminals=terminals, hooks=self.hooks,
+                                           load_profile=self.profiles.load, settings=self.settings)
             orchestration = self.orchestration = Orchestration(
                 terminals=terminals, delivery=delivery, hooks=self.hooks, assigns=assigns,
                 load_profile=self.profiles.load, pending_cap=PendingCap.from_settings(self.settings),
-                prompts=prompts)
+                prompts=prompts, pools=pools)
             prompts.escalate = lambda worker, caller, text: orchestration.send_message(worker, caller, text)
             self._started = True
             await terminals.adopt_all()
+            await pools.stop_leftovers()
             await delivery.recover()
             self.hooks.startup(self)
 
@@ -217,13 +223,15 @@ class Kernel:
         assert self.io is not None and self.terminals is not None and self.delivery is not None
         assert self.orchestration is not None
         await self.orchestration.aclose()
+        if self.pools is not None:
+            await self.pools.aclose()
         if self.prompts is not None:
             await self.prompts.aclose()
         await self.delivery.aclose()
         await self.terminals.aclose()
         await self.io.run(self.delivery.store.close)
         self.io.close()
-        self.io = self.terminals = self.delivery = self.orchestration = self.prompts = None
+        self.io = self.terminals = self.delivery = self.orchestration = self.prompts = self.pools = None
         self._started = False
 
     async def __aenter__(self) -> Kernel:
@@ -250,7 +258,10 @@ class Kernel:
     # -- sessions and terminals (KernelAPI) -------------------------------------------------------
 
     async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
-        return await (await self._terminals()).create_session(request, wait_ready=wait_ready)
+        terminal = await (await self._terminals()).create_session(request, wait_ready=wait_ready)
+        if self.pools is not None:
+            self.pools.session_launched(terminal)
+        return terminal
 
     async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
         return await (await self._terminals()).create_terminal(request, wait_ready=wait_ready)

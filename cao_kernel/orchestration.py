@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .delivery import DeliveryEngine
     from .hooks import Emit, Hooks
     from .live import LiveTerminal
+    from .pools import WarmPools
     from .prompt_desk import PromptDesk
     from .terminals import Terminals
 
@@ -127,6 +128,7 @@ class Orchestration:
     _load_profile: Callable[[str], AgentProfile]
     _pending_cap: PendingCap = attrs.field(factory=PendingCap)
     _prompts: PromptDesk | None = None
+    _pools: WarmPools | None = None
     _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
     # Finished handoffs' workers being removed after their answer went back; awaited at close.
     _dismissals: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
@@ -438,10 +440,16 @@ class Orchestration:
             except Exception:  # noqa: BLE001 - fall back to where the caller started
                 workdir = None
             workdir = workdir or caller.record.working_directory
-        return await self._terminals.create_terminal(CreateTerminalRequest(
+        worker = CreateTerminalRequest(
             session_name=caller.record.session_name, agent_profile=request.agent_profile, provider=provider,
             working_directory=workdir, caller_id=caller.id,
-        ), wait_ready=wait_ready, extra=extra, requested=requested)
+        )
+        if self._pools is not None:
+            warm = await self._pools.take(profile, worker, extra=extra, requested=requested)
+            if warm is not None:
+                return warm
+        return await self._terminals.create_terminal(worker, wait_ready=wait_ready, extra=extra,
+                                                     requested=requested)
 
     # -- answer_user_prompt -----------------------------------------------------------------------
 

@@ -171,6 +171,10 @@ class Terminals:
         """The first terminal ``matches`` accepts, or None."""
         return next((live for live in self._live.values() if matches(live)), None)
 
+    def find_all(self, matches: Callable[[LiveTerminal], bool]) -> list[LiveTerminal]:
+        """Every terminal ``matches`` accepts."""
+        return [live for live in self._live.values() if matches(live)]
+
     def live(self, terminal_id: str) -> LiveTerminal:
         """The terminal; ``InvalidInput`` for a malformed id, ``NotFound`` for an unknown one."""
         validate.terminal_id(terminal_id)
@@ -604,6 +608,26 @@ class Terminals:
                            "delete it instead")
         else:
             await self._type(live, command, what="exit command")
+
+    # -- moving -----------------------------------------------------------------------------------
+
+    def can_move(self) -> bool:
+        """Whether the backend can move a running terminal into another session."""
+        return callable(getattr(self.backend, "move_terminal", None))
+
+    async def move(self, terminal_id: str, session_name: str, caller_id: str | None,
+                   extra: Mapping[str, str]) -> Terminal:
+        """Move a running terminal into the existing session ``session_name`` as a worker of
+        ``caller_id``, with ``extra`` as what is stored with it from now on (see ``LiveTerminal.extra``)."""
+        live = self.live(terminal_id)
+        if not self.can_move():
+            raise NotSupported(f"the {live.record.backend} terminal backend cannot move a terminal")
+        record = attrs.evolve(live.record, session_name=validate.session_name(session_name),
+                              caller_id=caller_id)
+        move = self.backend.move_terminal  # type: ignore[attr-defined]
+        await self._io.run(move, terminal_id, record.session_name, {**extra, **launching.metadata_of(record)})
+        live.record, live.extra = record, dict(extra)
+        return live.terminal()
 
     # -- deletion ---------------------------------------------------------------------------------
 

@@ -209,6 +209,16 @@ def _prompt_policy(value: Any) -> tuple[Any, str | None]:
     return value, None
 
 
+def _pool(value: Any) -> tuple[Any, str | None]:
+    from ..pool_config import parse_pool
+
+    try:
+        parse_pool(value)
+    except InvalidInput as exc:
+        return None, str(exc).removeprefix("pool: ").removeprefix("pool ")
+    return value, None
+
+
 # frontmatter key -> (AgentProfile attribute, check). Order is the serializer's key order.
 FIELDS: dict[str, tuple[str, Check]] = {
     "name": ("name", _string(optional=False)),
@@ -240,6 +250,7 @@ FIELDS: dict[str, tuple[str, Check]] = {
     "claudeConfig": ("claude_config", _mapping()),
     "hermesProfile": ("hermes_profile", _string()),
     "promptPolicy": ("prompt_policy", _prompt_policy),
+    "pool": ("pool", _pool),
     "provider_init_timeout": ("provider_init_timeout", _positive_int),
     "container": ("container", _mapping(entry=_container)),
 }

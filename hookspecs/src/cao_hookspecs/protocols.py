@@ -44,6 +44,11 @@ class TerminalBackend(Protocol):
     Output is pushed: after ``watch`` the backend calls ``on_event`` from its own thread whenever the
     terminal's screen changes, its program exits, or the terminal is lost. No method may poll a
     terminal in a loop while it is idle.
+
+    Optional methods the kernel looks for: ``attach_argv(terminal_id) -> list[str]`` (a viewer's
+    command) and ``move_terminal(terminal_id, session_name, metadata) -> None``, which moves a running
+    terminal into another existing session and replaces its stored metadata (warm worker pools need
+    it; ``NotFound``-style errors for an unknown terminal or session).
     """
 
     name: str

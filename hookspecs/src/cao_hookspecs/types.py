@@ -196,6 +196,8 @@ class AgentProfile:
     claude_config: Mapping[str, Any] | None = None
     hermes_profile: str | None = None
     prompt_policy: Mapping[str, Any] | None = None
+    # Warm workers kept started ahead for this profile: {size: N, idleTtl: seconds}.
+    pool: Mapping[str, Any] | None = None
     provider_init_timeout: int | None = None
     container: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)

@@ -372,3 +372,38 @@ def test_environment_values_never_appear_in_any_process_arguments(backend, launc
     while time.monotonic() < deadline and not all(Path(f"{out}.{n}").exists() for n in range(5)):
         time.sleep(0.01)
     assert [Path(f"{out}.{n}").read_text() for n in range(5)] == [secret] * 5
+
+
+def test_a_running_terminal_moves_to_another_session_with_its_new_metadata(make_backend, launch, recorder):
+    backend = make_backend()
+    home = launch(["cat"], session_name="cao-home", metadata={"caller_id": ""})
+    pooled = launch(["cat"], session_name="cao-pool-1", metadata={"caller_id": "", "cao.pool": "dev"})
+    backend.create_terminal(home)
+    backend.create_terminal(pooled)
+    events = recorder()
+    backend.watch(pooled.terminal_id, events)
+
+    backend.move_terminal(pooled.terminal_id, "cao-home", {"caller_id": home.terminal_id})
+    # The session it alone made up is gone; the program runs on, its output still watched.
+    assert {s.name for s in backend.list_sessions()} == {"cao-home"}
+    backend.send_text(pooled.terminal_id, "still here", enter_count=1)
+    events.wait_output(b"still here\r\nstill here")
+    assert "exited" not in events.kinds() and "lost" not in events.kinds()
+
+    # A new backend (the next kernel) reads the move back from tmux alone.
+    backend.close()
+    listed = {t.terminal_id: t for t in make_backend().list_terminals("cao-home")}
+    assert set(listed) == {home.terminal_id, pooled.terminal_id}
+    assert dict(listed[pooled.terminal_id].metadata) == {"caller_id": home.terminal_id}
+    assert listed[pooled.terminal_id].window_name == pooled.window_name
+
+
+def test_moving_to_a_missing_session_or_an_unknown_terminal_is_refused_by_name(backend, start):
+    spec, _ = start(["cat"], session_name="cao-stay")
+    with pytest.raises(TerminalNotFound, match="cannot move terminal .* to session 'cao-nowhere'"):
+        backend.move_terminal(spec.terminal_id, "cao-nowhere", {})
+    with pytest.raises(TerminalNotFound):
+        backend.move_terminal("0123abcd", "cao-stay", {})
+    with pytest.raises(InvalidInput):
+        backend.move_terminal(spec.terminal_id, "bad name;", {})
+    assert [t.terminal_id for t in backend.list_terminals("cao-stay")] == [spec.terminal_id]

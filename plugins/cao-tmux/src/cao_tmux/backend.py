@@ -8,7 +8,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -556,6 +556,26 @@ class TmuxBackend:
             # makes it reap them all, record the status and mark the pane dead for everyone.
             self._quietly(["run-shell", "true"])
         return verdicts
+
+    # -- moving -----------------------------------------------------------------------------------
+
+    def move_terminal(self, terminal_id: str, session_name: str, metadata: Mapping[str, str]) -> None:
+        """Move the terminal's window, program running, to the end of session ``session_name`` and store
+        ``metadata`` in place of its launch metadata (a session left without windows ends)."""
+        checks.terminal_id(terminal_id)
+        checks.session_name(session_name)
+        meta = checks.metadata(metadata)
+
+        try:
+            self.server.run(["has-session", "-t", f"={session_name}"])
+        except (TmuxTargetMissing, TmuxNotRunning):
+            raise TerminalNotFound(f"cannot move terminal {terminal_id} to session {session_name!r}: "
+                                   "no such session") from None
+        self._with_pane(terminal_id, lambda pane: self.server.run(
+            ["move-window", "-d", "-s", pane, "-t", f"={session_name}:"],
+            ["set-option", "-w", "-t", pane, "--", listing.META_OPTION, meta]))
+        with self._lock:
+            self._sessions.add(session_name)
 
     # -- killing ----------------------------------------------------------------------------------
 

@@ -1,0 +1,200 @@
+"""Warm worker pools on real tmux with mock agents: filled ahead, taken by a delegation that matches,
+filled again, stopped when idle too long and when the kernel closes, never taken when they do not
+match."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cao_hookspecs import CreateTerminalRequest, hookimpl
+from cao_kernel.errors import InvalidInput, Vetoed
+from cao_kernel.pool_config import PoolConfig, parse_pool, parse_settings
+from cao_kernel.pools import POOL_KEY
+from cao_testkit.waiting import eventually
+
+pytestmark = pytest.mark.tmux
+
+
+async def _pooled(kernel) -> list:
+    """The warm workers waiting now: terminals of pool sessions."""
+    found = []
+    for info in await kernel.list_sessions():
+        if info.name.startswith("cao-pool-"):
+            found += [t for t in await kernel.list_terminals(info.name) if t.status.value == "idle"]
+    return found
+
+
+async def _supervisor(kernel, name: str, workdir: str):
+    return await kernel.create_session(CreateTerminalRequest(
+        agent_profile="supervisor", session_name=name, working_directory=workdir))
+
+
+def _names(events) -> list[str]:
+    return [event.name for event in events]
+
+
+async def test_a_handoff_takes_a_warm_worker_and_the_pool_fills_again(make_kernel, workdir):
+    async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=1") as kernel:
+        sup = await _supervisor(kernel, "warm", workdir)
+        (warm,) = await eventually(lambda: _pooled(kernel), 15, "no warm worker started", interval=0.05)
+        assert warm.agent_profile == "developer" and warm.caller_id is None
+        assert (await kernel.terminals.get_terminal(warm.id)).working_directory == workdir
+
+        handoff = asyncio.ensure_future(kernel.handoff(sup.id, "developer", "__mock_sleep_1", timeout=30))
+
+        async def working_for_the_supervisor():
+            return [t for t in await kernel.list_terminals(sup.session_name) if t.id == warm.id]
+
+        (moved,) = await eventually(working_for_the_supervisor, 10, "the warm worker never joined", 0.02)
+        assert moved.caller_id == sup.id and moved.session_name == sup.session_name
+        assert warm.session_name not in {info.name for info in await kernel.list_sessions()}
+        result = await handoff
+        assert result.success and result.output == "slept 1s", result
+        assert result.terminal_id == warm.id
+        steps = await kernel.get_timeline(warm.id)
+        names = _names(steps)
+        # Started and ready before the request: after it, only the take and the work.
+        after = names[names.index("requested"):]
+        assert after[:3] == ["requested", "pool_taken", "task_typed"], names
+        assert "cli_ready" in names[:names.index("requested")] and "cli_ready" not in after
+        assert float(steps[names.index("pool_taken")].detail["pooled_for"]) > 0
+
+        (again,) = await eventually(lambda: _pooled(kernel), 15, "the pool did not fill again", interval=0.05)
+        assert again.id != warm.id
+
+
+async def test_an_assign_takes_a_warm_worker_whose_task_goes_in_at_once(make_kernel, workdir):
+    async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=2") as kernel:
+        sup = await _supervisor(kernel, "warm-assign", workdir)
+        async def full():
+            found = await _pooled(kernel)
+            return found if len(found) == 2 else None
+
+        pooled = await eventually(full, 15, "the pool did not fill", interval=0.05)
+        result = await kernel.assign(sup.id, "developer", "assigned work")
+        assert result.success and result.terminal_id in {t.id for t in pooled}, result
+        steps = await eventually(lambda: _delivered(kernel, result.terminal_id), 10, "task not typed", 0.02)
+        names = _names(steps)
+        assert names[names.index("requested"):][:3] == ["requested", "pool_taken", "task_typed"], names
+
+
+async def _delivered(kernel, terminal_id):
+    steps = await kernel.get_timeline(terminal_id)
+    return steps if any(e.name == "task_typed" and "message" in e.detail for e in steps) else None
+
+
+async def test_a_worker_for_another_directory_is_started_fresh(make_kernel, workdir, tmp_path):
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=1") as kernel:
+        await _supervisor(kernel, "here", workdir)
+        (warm,) = await eventually(lambda: _pooled(kernel), 15, "no warm worker started", interval=0.05)
+        sup = await _supervisor(kernel, "there", str(other))
+        result = await kernel.handoff(sup.id, "developer", "elsewhere", timeout=30)
+        assert result.success and result.terminal_id != warm.id
+        assert warm.id in {t.id for t in await _pooled(kernel)}
+
+
+async def test_idle_warm_workers_stop_after_their_time_to_live(make_kernel, workdir):
+    async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=1",
+                           CAO_POOL_TTL="1") as kernel:
+        await _supervisor(kernel, "ttl", workdir)
+        (warm,) = await eventually(lambda: _pooled(kernel), 15, "no warm worker started", interval=0.05)
+        started = time.monotonic()
+        await eventually(lambda: kernel.terminals.get(warm.id) is None, 10, "it kept running", 0.05)
+        assert time.monotonic() - started < 5
+        assert await _pooled(kernel) == []
+        steps = await kernel.get_timeline(warm.id)
+        assert _names(steps)[-1] == "terminal_gone"
+
+
+async def test_closing_the_kernel_stops_warm_workers_and_a_later_kernel_stops_leftovers(
+        make_kernel, workdir, tmux_socket):
+    import subprocess
+
+    def windows() -> list[str]:
+        out = subprocess.run(["tmux", "-S", tmux_socket, "list-windows", "-a", "-F", "#{session_name}"],
+                             capture_output=True, text=True).stdout
+        return [line for line in out.split() if line.startswith("cao-pool-")]
+
+    async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=2") as kernel:
+        await _supervisor(kernel, "closing", workdir)
+        await eventually(lambda: len(windows()) == 2, 15, "the pool did not fill", interval=0.05)
+    assert windows() == []
+
+    # A kernel that ends without closing leaves its warm workers; the next one stops them.
+    first = make_kernel(agents=("developer",))
+    await first.start()
+    try:
+        await first.terminals.create_session(CreateTerminalRequest(
+            agent_profile="developer", session_name="pool-left", working_directory=workdir),
+            extra={POOL_KEY: "developer"})
+        assert windows() == ["cao-pool-left"]
+        async with make_kernel(agents=("developer",)):
+            assert windows() == []
+    finally:
+        await first.aclose()
+
+
+class Refuse:
+    """A guardrail: no more developers."""
+
+    @hookimpl
+    def cao_before_terminal_create(self, request):
+        if request.agent_profile == "developer":
+            raise Vetoed("no more developers")
+        return request
+
+
+async def test_a_vetoed_profile_gets_no_warm_workers(make_kernel, register_plugin, workdir):
+    kernel = make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=1")
+    with register_plugin(kernel, Refuse(), name="refuse"):
+        async with kernel:
+            sup = await _supervisor(kernel, "vetoed", workdir)
+            await asyncio.sleep(0.5)
+            assert await _pooled(kernel) == []
+            with pytest.raises(Vetoed, match="no more developers"):
+                await kernel.handoff(sup.id, "developer", "x", timeout=10)
+
+
+async def test_bad_pool_settings_stop_the_start_naming_the_setting(make_kernel):
+    kernel = make_kernel(CAO_POOLS="developer=lots")
+    with pytest.raises(InvalidInput, match="CAO_POOLS: 'developer=lots' is not 'profile=size'"):
+        await kernel.start()
+    await kernel.aclose()
+    kernel = make_kernel(CAO_POOLS="developer=1", CAO_POOL_TTL="soon")
+    with pytest.raises(InvalidInput, match="CAO_POOL_TTL: 'idleTtl' must be a number"):
+        await kernel.start()
+    await kernel.aclose()
+
+
+def test_pool_frontmatter_and_settings_are_read_or_refused_by_name():
+    assert parse_pool({"size": 2, "idleTtl": 30}) == PoolConfig(size=2, ttl=30.0)
+    assert parse_pool({"size": 1}, default_ttl=5.0) == PoolConfig(size=1, ttl=5.0)
+    for value, problem in [([], "must be a mapping"), ({}, "'size' is missing"),
+                           ({"size": 99}, "'size' must be a whole number from 0 to 8"),
+                           ({"size": True}, "'size'"), ({"size": 1, "idleTtl": 0}, "'idleTtl'"),
+                           ({"size": 1, "ttl": 5}, "unknown key 'ttl'")]:
+        with pytest.raises(InvalidInput, match=problem):
+            parse_pool(value)
+    pools, ttl = parse_settings({"CAO_POOLS": " developer=2, reviewer=1 ", "CAO_POOL_TTL": "90"})
+    assert pools == {"developer": PoolConfig(2, 90.0), "reviewer": PoolConfig(1, 90.0)} and ttl == 90.0
+    with pytest.raises(InvalidInput, match="invalid agent profile name"):
+        parse_settings({"CAO_POOLS": "../x=1"})
+
+
+@given(st.dictionaries(st.sampled_from(["CAO_POOLS", "CAO_POOL_TTL", "OTHER"]), st.text(max_size=40)),
+       st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(max_size=8),
+                                                                      st.one_of(st.integers(), st.floats(),
+                                                                                st.text(max_size=5)))))
+def test_any_pool_configuration_is_read_or_refused_with_a_clear_error(settings, frontmatter):
+    for read in (lambda: parse_settings(settings), lambda: parse_pool(frontmatter)):
+        try:
+            read()
+        except InvalidInput as exc:
+            assert str(exc).startswith(("CAO_POOL", "pool", "invalid agent profile name")), exc
