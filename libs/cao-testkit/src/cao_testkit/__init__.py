@@ -18,6 +18,8 @@ The rest is imported where it is used:
 - :mod:`cao_testkit.models`: scripted model servers (Anthropic, OpenAI Responses, Gemini) and real agent
   CLIs installed into a per-machine cache, run in sandboxed homes.
 - :mod:`cao_testkit.live`, :mod:`cao_testkit.live_mcp`: live orchestration through real agent CLIs.
+- :mod:`cao_testkit.live_example`: the assign example on real Claude Code and Codex (its live test and
+  bench/live.py).
 - :mod:`cao_testkit.server_process`: a real ``cao server`` subprocess; :mod:`cao_testkit.serve`: one in a
   thread; :mod:`cao_testkit.chaos`: one killed and restarted under traffic, every message counted;
   :mod:`cao_testkit.openapi`: a client that checks every answer against the OpenAPI document.
