@@ -47,7 +47,7 @@ def test_a_run_with_the_kernels_timeline_gives_every_phase():
                          ("task_typed", 3.6))
     generator = _events(("requested", 5.9), ("terminal_created", 6.0), ("process_started", 6.1),
                         ("mcp_started", 7.0), ("mcp_initialized", 7.2), ("tools_listed", 7.5),
-                        ("cli_ready", 8.0), ("gate_open", 8.5), ("task_typed", 8.6), ("working", 8.7),
+                        ("cli_ready", 8.0), ("gate_open", 8.5), ("task_typed", 8.6), ("first_output", 8.7),
                         ("task_typed", 9.9), ("answer_ready", 10.8), ("answer_read", 11.0),
                         ("handoff_returned", 11.4), ("terminal_gone", 11.5))
     got = phases(_run(supervisor_events=supervisor, generator_events=generator))
@@ -55,6 +55,7 @@ def test_a_run_with_the_kernels_timeline_gives_every_phase():
     assert got == pytest.approx({
         "launch → supervisor ready": 3.5,
         "handoff (report generator) total": 5.5,
+        "  requested → task typed": 2.7,
         "  created → CLI ready": 2.0,
         "  CLI ready → task typed": 0.6,  # the first input typed, not a later one
         "  MCP started → tools listed": 0.5,

@@ -344,6 +344,7 @@ def run_assign(root: Path, provider: str, cli: ScriptedCli, folder: Path, *, tim
 PHASES = (
     "launch → supervisor ready",
     "handoff (report generator) total",
+    "  requested → task typed",
     "  created → CLI ready",
     "  CLI ready → task typed",
     "  MCP started → tools listed",
@@ -361,6 +362,7 @@ READY = ("idle", "completed")
 #: first event so named).
 HANDOFF_PHASES = (
     ("handoff (report generator) total", "requested", "handoff_returned"),
+    ("  requested → task typed", "requested", "task_typed"),
     ("  created → CLI ready", "terminal_created", "cli_ready"),
     ("  CLI ready → task typed", "cli_ready", "task_typed"),
     ("  MCP started → tools listed", "mcp_started", "tools_listed"),
