@@ -68,12 +68,21 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                          "clientInfo": {"name": "cao-bench", "version": "0"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+NO_GATE = {"CAO_MCP_CONNECT_TIMEOUT": "0"}
 
 
+# cao's MCP entry gives the terminal the secret a timed MCP server must present for it. The mock's own
+# MCP client waits past the benchmark, so only the timed servers talk to /mcp; the start benchmarks turn
+# the readiness gate off, or creating the terminal would wait for that client.
 PLAIN_PROFILE = """---
 name: plain
-description: A mock agent without MCP servers (the terminals whose ids the timed MCP servers use)
+description: A mock agent (the terminals whose ids and secrets the timed MCP servers use)
 provider: mock_cli
+mock_mcp_delay_ms: 3600000
+mcpServers:
+  cao-mcp-server:
+    type: stdio
+    command: cao-mcp-server
 ---
 
 You answer.
@@ -136,8 +145,8 @@ def summary(samples: list[tuple[float, float, float]]) -> dict[str, Any]:
 class Server:
     """``cao server --port 0`` on a private home and tmux socket, mock_cli agents."""
 
-    def __init__(self, home: str, workdir: str, tmux: Any) -> None:
-        self.home, self.workdir, self.tmux = home, workdir, tmux
+    def __init__(self, home: str, workdir: str, tmux: Any, **settings: str) -> None:
+        self.home, self.workdir, self.tmux, self.settings = home, workdir, tmux, settings
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
 
@@ -145,7 +154,7 @@ class Server:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("CAO_") and k not in ("TMUX", "TMUX_PANE")}
         env.update({"CAO_HOME_DIR": self.home, "CAO_DEFAULT_PROVIDER": "mock_cli",
-                    "TMUX_TMPDIR": self.tmux.tmpdir, **self.tmux.settings})
+                    "TMUX_TMPDIR": self.tmux.tmpdir, **self.tmux.settings, **self.settings})
         proc = subprocess.Popen([str(CAO), "server", "--port", "0", "--log-level", "warning"], env=env,
                                 cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True, start_new_session=True)
@@ -183,7 +192,13 @@ class Server:
         return asyncio.run(create())
 
     def env(self, terminal_id: str) -> dict[str, str]:
-        return agent_env(self.home, CAO_TERMINAL_ID=terminal_id, CAO_API_PORT=str(self.port))
+        """The env of the terminal's own entry for cao's MCP server, as its agent CLI was given it."""
+        config = Path(self.home) / "runtime" / "terminals" / terminal_id / "mcp.json"
+        entries = json.loads(config.read_text(encoding="utf-8"))["mcpServers"].values()
+        secret = next(e["env"]["CAO_TERMINAL_SECRET"] for e in entries
+                      if "CAO_TERMINAL_SECRET" in e.get("env", {}))
+        return agent_env(self.home, CAO_TERMINAL_ID=terminal_id, CAO_API_PORT=str(self.port),
+                         CAO_TERMINAL_SECRET=secret)
 
 
 @contextlib.contextmanager
@@ -205,7 +220,7 @@ def private_folders() -> Iterator[tuple[str, str, Any]]:
 
 def bench_relay_warm(runs: int, warmup: int) -> dict[str, Any]:
     with private_folders() as (home, workdir, tmux):
-        server = Server(home, workdir, tmux).start()
+        server = Server(home, workdir, tmux, **NO_GATE).start()
         try:
             env = server.env(server.terminal())
             samples = [start_once(env) for _ in range(max(1, warmup) + runs)][max(1, warmup):]
@@ -218,7 +233,7 @@ def bench_relay_first_agent(runs: int) -> dict[str, Any]:
     samples = []
     with private_folders() as (home, workdir, tmux):
         for _ in range(runs):
-            server = Server(home, workdir, tmux).start()
+            server = Server(home, workdir, tmux, **NO_GATE).start()
             try:
                 samples.append(start_once(server.env(server.terminal())))
             finally:
@@ -229,7 +244,7 @@ def bench_relay_first_agent(runs: int) -> dict[str, Any]:
 def bench_relay_cold(runs: int) -> dict[str, Any]:
     samples = []
     with private_folders() as (home, workdir, tmux):
-        server = Server(home, workdir, tmux).start()
+        server = Server(home, workdir, tmux, **NO_GATE).start()
         terminal = server.terminal()
         server.stop()  # the terminal keeps running; each start below re-adopts it
         for _ in range(runs):
