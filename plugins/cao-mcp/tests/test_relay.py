@@ -418,13 +418,16 @@ def test_a_server_without_an_mcp_endpoint_is_served_locally(own_server: Any, mcp
 
 class _ListingServer:
     """A stand-in for cao-server's ``/mcp`` that answers list requests (``prompts/list`` slowly) and logs,
-    in order, each answer it sends and each connection report it gets."""
+    in order, each answer it sends and each connection report it gets. ``before_answer[method]`` runs
+    just before the answer to that method goes out."""
 
     def __init__(self) -> None:
         import http.server
 
         events = self.events = []
+        self.before_answer: dict[str, Any] = {}
         lock = threading.Lock()
+        stub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
@@ -445,6 +448,9 @@ class _ListingServer:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
+                hook = stub.before_answer.get(message["method"])
+                if hook is not None:
+                    hook()
                 with lock:
                     events.append(("answered", message["method"], self.headers.get("X-CAO-Relay")))
                 self._json({"jsonrpc": "2.0", "id": message["id"], "result": {}})
@@ -465,19 +471,75 @@ class _ListingServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def wait_for_report(self, timeout: float = 5) -> list[Any]:
+        """The events once a report came (or ``timeout`` passed)."""
+        deadline = time.monotonic() + timeout
+        while not any(e[0] == "reported" for e in self.events) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return list(self.events)
 
-def _listing_relay(server: _ListingServer) -> tuple[Any, list[Any]]:
+
+def _listing_relay(server: _ListingServer, **options: Any) -> tuple[Any, list[Any]]:
     from cao_mcp.relay import Relay, Target
 
     written: list[Any] = []
-    lock = threading.Lock()
+    return Relay(Target(server.url, "0123abcd"), _Written(server, written), **options), written
 
-    def write(data: bytes) -> None:
-        with lock:
-            written.append(json.loads(data))
-            server.events.append(("written", written[-1].get("id")))
 
-    return Relay(Target(server.url, "0123abcd"), write), written
+class _Written:
+    """The agent's stdout: each message written is logged in the stub's events (a stream, for ``run``)."""
+
+    def __init__(self, server: _ListingServer, written: list[Any]) -> None:
+        self.server, self.written = server, written
+        self.lock = threading.Lock()
+
+    def __call__(self, data: bytes) -> None:
+        with self.lock:
+            for line in data.splitlines():
+                self.written.append(json.loads(line))
+                self.server.events.append(("written", self.written[-1].get("id")))
+
+    write = __call__
+
+    def flush(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _running_relay(server: _ListingServer) -> Iterator[tuple[int, list[Any]]]:
+    """``run`` relaying to ``server`` in a thread, its stdin a real pipe; yields the pipe's write end and
+    the messages written to the agent. Closing stdin ends it."""
+    from cao_mcp.relay import Target, run
+
+    read_end, write_end = os.pipe()
+    written: list[Any] = []
+    stdin = os.fdopen(read_end, "rb")
+    target = Target(server.url, "0123abcd")
+    relay = threading.Thread(target=run, args=(target, stdin, _Written(server, written)), daemon=True)
+    relay.start()
+    try:
+        yield write_end, written
+    finally:
+        os.close(write_end)
+        relay.join(10)
+        stdin.close()
+        assert not relay.is_alive(), "run() did not end with its input"
+
+
+LISTS = ((1, "tools/list"), (2, "prompts/list"), (3, "resources/list"))
+
+
+def _lines(*requests: tuple[int, str]) -> list[bytes]:
+    return [json.dumps({"jsonrpc": "2.0", "id": n, "method": method}).encode() for n, method in requests]
+
+
+def _assert_reported_after(events: list[Any], ids: set[int]) -> None:
+    """One report, after every list in ``ids`` was handed back."""
+    reports = [i for i, e in enumerate(events) if e[0] == "reported"]
+    assert len(reports) == 1, events
+    assert events[reports[0]][1:] == ("/terminals/0123abcd/mcp-connected", "0123abcd")
+    handed_back = {e[1]: i for i, e in enumerate(events) if e[0] == "written"}
+    assert ids <= set(handed_back) and max(handed_back[n] for n in ids) < reports[0], events
 
 
 def test_the_relay_reports_its_agent_connected_after_handing_back_every_list() -> None:
@@ -486,20 +548,12 @@ def test_the_relay_reports_its_agent_connected_after_handing_back_every_list() -
     server = _ListingServer()
     try:
         relay, _ = _listing_relay(server)
-        threads = [relay.handle_line(json.dumps({"jsonrpc": "2.0", "id": n, "method": method}).encode())
-                   for n, method in ((1, "tools/list"), (2, "prompts/list"), (3, "resources/list"))]
+        threads = relay.handle_lines(_lines(*LISTS))
+        assert len(threads) == 3
         for thread in threads:
-            assert thread is not None
             thread.join(10)
-        deadline = time.monotonic() + 5
-        while not any(e[0] == "reported" for e in server.events) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        events = list(server.events)
-        reports = [i for i, e in enumerate(events) if e[0] == "reported"]
-        assert len(reports) == 1, events
-        assert events[reports[0]][1:] == ("/terminals/0123abcd/mcp-connected", "0123abcd")
-        handed_back = [i for i, e in enumerate(events) if e[0] == "written"]
-        assert len(handed_back) == 3 and max(handed_back) < reports[0], events
+        events = server.wait_for_report()
+        _assert_reported_after(events, {1, 2, 3})
         # Every request tells the server the relay reports in itself.
         assert all(e[2] == "1" for e in events if e[0] == "answered"), events
         # Later list requests report nothing again.
@@ -508,6 +562,54 @@ def test_the_relay_reports_its_agent_connected_after_handing_back_every_list() -
         again.join(10)
         time.sleep(0.1)
         assert sum(e[0] == "reported" for e in server.events) == 1
+    finally:
+        server.close()
+
+
+def test_the_lists_of_one_write_are_counted_before_any_answer() -> None:
+    """``run`` on a real pipe: the three lists arrive in one write; the tool list is answered at once
+    and the prompt list 0.3 s later, and the report waits for it."""
+    server = _ListingServer()
+    try:
+        with _running_relay(server) as (stdin, written):
+            os.write(stdin, b"".join(line + b"\n" for line in _lines(*LISTS)))
+            events = server.wait_for_report()
+            _assert_reported_after(events, {1, 2, 3})
+            assert sorted(m["id"] for m in written) == [1, 2, 3]
+    finally:
+        server.close()
+
+
+def test_no_report_while_input_waits_to_be_read() -> None:
+    """The relay has handed back the tool list while the agent's next list waits in its input, not taken
+    yet: the report waits until that one is answered too."""
+    server = _ListingServer()
+    waiting = threading.Event()
+    try:
+        relay, _ = _listing_relay(server, pending_input=waiting.is_set)
+        waiting.set()
+        (first,) = relay.handle_lines(_lines((1, "tools/list")))
+        first.join(10)
+        time.sleep(0.2)
+        assert [e[0] for e in server.events] == ["answered", "written"], server.events
+        relay.handle_lines(_lines((2, "prompts/list")))
+        waiting.clear()
+        relay.input_taken()
+        _assert_reported_after(server.wait_for_report(), {1, 2})
+    finally:
+        server.close()
+
+
+def test_a_list_written_while_the_tool_list_is_answered_is_waited_for() -> None:
+    """``run`` on a real pipe: the agent's second list reaches the pipe just before the first list's answer
+    leaves the server, so it cannot have been read yet when that answer is handed back."""
+    server = _ListingServer()
+    try:
+        with _running_relay(server) as (stdin, written):
+            first, second = (line + b"\n" for line in _lines((1, "tools/list"), (2, "prompts/list")))
+            server.before_answer["tools/list"] = lambda: os.write(stdin, second)
+            os.write(stdin, first)
+            _assert_reported_after(server.wait_for_report(), {1, 2})
     finally:
         server.close()
 
@@ -523,3 +625,35 @@ def test_no_report_before_the_tool_list() -> None:
         assert [e for e in server.events if e[0] == "reported"] == [] and written[0]["id"] == 7
     finally:
         server.close()
+
+
+def test_the_reader_hands_over_whole_lines_and_reports_what_it_holds() -> None:
+    """``LineReader`` on a real pipe: lines split across writes come out whole, once; input in the pipe,
+    part of a line, or a batch not handed over yet counts as pending."""
+    from cao_mcp.relay import LineReader
+
+    read_end, write_end = os.pipe()
+    try:
+        reader = LineReader(read_end)
+        assert not reader.pending()
+        os.write(write_end, b'{"a": 1}\n{"b"')
+        assert reader.pending()
+        assert reader.batch() == [b'{"a": 1}']
+        assert reader.pending()  # busy until handed over, and half a line held
+        reader.handed_over()
+        assert reader.pending()
+        os.write(write_end, b': 2}\n\n{"c": 3}\n')
+        assert reader.batch() == [b'{"b": 2}', b"", b'{"c": 3}']
+        reader.handed_over()
+        assert not reader.pending()
+        os.write(write_end, b'{"d": 4}')
+        os.close(write_end)
+        write_end = -1
+        assert reader.batch() == []
+        reader.handed_over()
+        assert reader.batch() == [b'{"d": 4}']  # the end of the input ends the last line
+        assert reader.batch() is None
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)

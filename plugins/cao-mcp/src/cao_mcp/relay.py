@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import select
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -40,6 +42,8 @@ INVALID_REQUEST = -32600
 SERVER_UNREACHABLE = -32000
 # What an agent CLI asks for when it connects; it counts the server as connected once all are answered.
 LIST_METHODS = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
+# Bytes asked of stdin per read: a pipe's default capacity, so one read takes all an agent wrote at once.
+READ_SIZE = 65536
 
 
 class Target:
@@ -229,11 +233,18 @@ class _Inflight:
 
 
 class Relay:
-    """Relays one agent's messages to ``target``. ``write`` puts one message on the agent's stdout."""
+    """Relays one agent's messages to ``target``. ``write`` puts one message on the agent's stdout.
 
-    def __init__(self, target: Target, write: Callable[[bytes], None]) -> None:
+    ``pending_input`` says whether the agent has sent lines the relay has not taken yet (``run`` looks at
+    its stdin); while it does, the connection report waits for them, since they may be lists asked for
+    together with those already answered. Whoever feeds the relay calls ``input_taken`` after each batch.
+    """
+
+    def __init__(self, target: Target, write: Callable[[bytes], None],
+                 pending_input: Callable[[], bool] = lambda: False) -> None:
         self.target = target
         self._write = write
+        self._pending_input = pending_input
         self._lock = threading.Lock()
         self._inflight: dict[Any, _Inflight] = {}
         self._session_id: str | None = None
@@ -243,11 +254,55 @@ class Relay:
         self._listing: set[Any] = set()
         self._tools_listed = False
         self._reported = False
+        self._report_due = False
 
     # -- input ------------------------------------------------------------------------------------
 
     def handle_line(self, line: bytes) -> threading.Thread | None:
         """Take one line from stdin; returns the thread forwarding it, if any."""
+        threads = self.handle_lines([line])
+        return threads[0] if threads else None
+
+    def handle_lines(self, lines: Iterable[bytes]) -> list[threading.Thread]:
+        """Take the lines of one read from stdin; returns the threads forwarding them.
+
+        Every list among them is counted as asked for before any of them is forwarded: an agent writes
+        the lists it asks for together at once, and the tool list's answer, back within a millisecond,
+        must not count as the last one while the others are still being read.
+        """
+        messages = [(message, line.strip()) for line in lines if (message := self._parse(line)) is not None]
+        batch: list[tuple[Any, bytes, dict[Any, Any], _Inflight]] = []
+        with self._lock:
+            for message, body in messages:
+                requests = {_key(m["id"]): m for m in (message if isinstance(message, list) else [message])
+                            if isinstance(m, dict) and "method" in m and m.get("id") is not None}
+                entry = _Inflight()
+                for key, request in requests.items():
+                    self._inflight[key] = entry
+                    if request.get("method") in LIST_METHODS:
+                        self._listing.add(key)
+                batch.append((message, body, requests, entry))
+        # After the registration above, so that a cancellation read with its request finds it.
+        for message, _, _, _ in batch:
+            if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+                self._cancel(message.get("params"))
+        threads = []
+        for args in batch:
+            thread = threading.Thread(target=self._forward, args=args, daemon=True, name="cao-mcp-relay")
+            thread.start()
+            threads.append(thread)
+        return threads
+
+    def input_taken(self) -> None:
+        """The feeder has handed over what it held: a report deferred for it is made now (in a thread of
+        its own, so the feeder goes back to reading at once)."""
+        with self._lock:
+            due, self._report_due = self._report_due, False
+        if due:
+            threading.Thread(target=self._report_when_listed, daemon=True, name="cao-mcp-report").start()
+
+    def _parse(self, line: bytes) -> Any:
+        """The message on ``line``; None, after answering any error, when there is none to forward."""
         if not line.strip():
             return None
         try:
@@ -258,22 +313,11 @@ class Relay:
             self._send({"jsonrpc": "2.0", "id": None,
                         "error": {"code": PARSE_ERROR, "message": f"Parse error: {reason}"}})
             return None
-        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
-            self._cancel(message.get("params"))
         if not isinstance(message, dict | list) or not message:
             self._send({"jsonrpc": "2.0", "id": None, "error": {
                 "code": INVALID_REQUEST, "message": "Invalid Request: expected a JSON-RPC message object"}})
             return None
-        # Lists are counted as asked for now, in the order the agent sent them, not when their thread
-        # gets going: the tool list's answer must not count as the last one while others are queued.
-        with self._lock:
-            for part in message if isinstance(message, list) else [message]:
-                if isinstance(part, dict) and part.get("method") in LIST_METHODS and part.get("id") is not None:
-                    self._listing.add(_key(part["id"]))
-        thread = threading.Thread(target=self._forward, args=(message, line.strip()), daemon=True,
-                                  name="cao-mcp-relay")
-        thread.start()
-        return thread
+        return message
 
     def _cancel(self, params: Any) -> None:
         if not isinstance(params, dict):
@@ -295,14 +339,9 @@ class Relay:
 
     # -- forwarding -------------------------------------------------------------------------------
 
-    def _forward(self, message: dict[str, Any] | list[Any], body: bytes) -> None:
-        requests = {_key(m["id"]): m for m in (message if isinstance(message, list) else [message])
-                    if isinstance(m, dict) and "method" in m and m.get("id") is not None}
-        entry = _Inflight()
+    def _forward(self, message: dict[str, Any] | list[Any], body: bytes, requests: dict[Any, Any],
+                 entry: _Inflight) -> None:
         keys = list(requests)
-        with self._lock:
-            for key in keys:
-                self._inflight[key] = entry
         answered: set[Any] = set()
         call_id = _resumable_call(message)
         try:
@@ -329,6 +368,10 @@ class Relay:
         exist for it."""
         with self._lock:
             if self._reported or not self._tools_listed or self._listing:
+                return
+            if self._pending_input():
+                # Lines not taken yet may be lists asked for with these: ``input_taken`` decides again.
+                self._report_due = True
                 return
             self._reported = True
         try:
@@ -559,18 +602,66 @@ class LineWriter:
             self._closed = True
 
 
+class LineReader:
+    """Reads a pipe in whole lines, taking at once whatever it holds (``batch``), and tells whether input
+    waits that has not been handed over yet (``pending``): being read, part of a line, or in the pipe."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._busy = False
+        self._partial: list[bytes] = []  # the start of a line, in chunks: joined once, when it ends
+
+    def batch(self) -> list[bytes] | None:
+        """The complete lines of the next read (possibly none); None at the end of the input."""
+        try:
+            # Marked busy only once input is there, before it leaves the pipe: ``pending`` sees it in
+            # the pipe or as busy, never neither, until ``handed_over``.
+            select.select([self.fd], [], [])
+            self._busy = True
+            chunk = os.read(self.fd, READ_SIZE)
+        except (OSError, ValueError):
+            self._busy, chunk = True, b""
+        if not chunk:
+            last = b"".join(self._partial)
+            self._partial = []
+            return [last] if last else None
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            self._partial.append(chunk)
+            return []
+        lines = b"".join([*self._partial, chunk[:end]]).split(b"\n")
+        self._partial = [chunk[end + 1:]] if end + 1 < len(chunk) else []
+        return lines
+
+    def handed_over(self) -> None:
+        """The lines of the last batch are the relay's now."""
+        self._busy = False
+
+    def pending(self) -> bool:
+        if self._busy or self._partial:
+            return True
+        try:
+            return bool(select.select([self.fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False
+
+
 def run(target: Target, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
     """Relay until stdin ends; returns the exit status. Requests still running are abandoned then: the
     agent that sent them is gone."""
     source = stdin if stdin is not None else sys.stdin.buffer
     writer = LineWriter(stdout if stdout is not None else (sys.__stdout__ or sys.stdout).buffer)
-    relay = Relay(target, writer)
+    reader = LineReader(source.fileno())
+    relay = Relay(target, writer, pending_input=reader.pending)
     try:
-        while line := source.readline():
-            relay.handle_line(line)
+        while (lines := reader.batch()) is not None:
+            relay.handle_lines(lines)
+            reader.handed_over()
+            relay.input_taken()
     finally:
         writer.close()
     return 0
 
 
-__all__ = ["LineWriter", "Relay", "SseDecoder", "SseEvent", "Target", "find_server", "run", "sse_events"]
+__all__ = ["LineReader", "LineWriter", "Relay", "SseDecoder", "SseEvent", "Target", "find_server", "run",
+           "sse_events"]
