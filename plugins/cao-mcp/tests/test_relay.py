@@ -401,19 +401,67 @@ def test_sse_decoder_details() -> None:
 
 
 @pytest.mark.tmux
-def test_a_server_without_an_mcp_endpoint_is_served_locally(own_server: Any, mcp: Any) -> None:
-    """A server that runs without cao-mcp knows the terminal but has no /mcp: the process serves the
-    tools itself (the MCP SDK), and they reach the server through its HTTP API."""
+def test_a_server_without_an_mcp_endpoint_is_relayed_to_and_says_so(own_server: Any, mcp: Any) -> None:
+    """A server that runs without cao-mcp knows the terminal but has no /mcp. Finding that out would cost
+    every start a second request, so the process relays anyway (loading no MCP SDK), and each answer
+    says what is missing and where to install it."""
     plain = own_server(CAO_LOAD_PLUGINS="tmux,mock_cli,inbox_sqlite,server")
     own = new_agent(plain, mcp)
     with raw({**plain.mcp_env(own), "PYTHONPROFILEIMPORTTIME": "1"}) as client:
-        client.initialize()
-        client.send(call(60, "handoff", {"agent_profile": "developer", "message": "served locally"}))
-        handoff = client.answer(60)
-        assert handoff["result"]["isError"] is False, handoff
-        assert handoff["result"]["structuredContent"]["output"] == "served locally"
-    assert "mcp.server.mcpserver" in "".join(client.stderr)
-    assert "cao_mcp.relay" in "".join(client.stderr)  # it looked for the endpoint first
+        client.send(INITIALIZE)
+        error = client.answer(1)["error"]
+        assert error["code"] == -32000
+        assert error["message"] == (f"cao-server at {plain.url} does not serve MCP at /mcp (HTTP 404); "
+                                    f"install cao-mcp where the server runs")
+    imported = "".join(client.stderr)
+    assert "cao_mcp.relay" in imported and "mcp.server.mcpserver" not in imported
+
+
+def test_the_relay_starts_without_the_contract_package(tmp_path: Path) -> None:
+    """What the relay loads before it answers ``initialize`` (its module, then ``find_server``, here
+    against a port nothing listens on) is the standard library and cao's stdlib-only modules: not
+    cao_hookspecs, attrs or pluggy, which would add tens of milliseconds to every agent's start."""
+    code = (
+        "import sys, cao_mcp.script, cao_mcp.relay as relay\n"
+        f"relay.find_server({{'CAO_API_PORT': '{_free_port()}', 'CAO_HOME_DIR': {str(tmp_path)!r}}}, "
+        "'0badc0de')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('cao_hookspecs', 'attrs', 'pluggy', "
+        "'cao_server') and m not in ('cao_server', 'cao_server.settings')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_relay_reads_the_token_and_terminal_ids_as_the_server_does(tmp_path: Path) -> None:
+    """The relay's restated token reading and terminal-id shape give the contract's and cao-server's
+    answers."""
+    import re as re_module
+
+    from cao_hookspecs.names import TERMINAL_ID_RE as CONTRACT_TERMINAL_ID_RE
+    from cao_mcp import relay, tools, wire
+    from cao_server import api_token
+
+    assert wire.TERMINAL_ID_RE.pattern == CONTRACT_TERMINAL_ID_RE.pattern
+    assert tools.TERMINAL_ID_RE is wire.TERMINAL_ID_RE and tools.ID_HEADER is wire.ID_HEADER
+    assert relay.TOKEN_FILE == api_token.TOKEN_FILE
+    assert re_module.compile(relay.TOKEN_PATTERN).pattern == api_token.TOKEN_RE.pattern
+    home = tmp_path / "home"
+    assert relay._read_token(str(home)) is None is api_token.read_token(home)
+    token = api_token.ensure_token(home)
+    for text in (token, f"  {token}\n\n", "short", "x" * 43 + "!", "x" * 257, "\u00e9" * 40, ""):
+        api_token.token_path(home).write_text(text, encoding="utf-8")
+        assert relay._read_token(str(home)) == api_token.read_token(home), text
+    api_token.token_path(home).write_bytes(b"\xff" * 40)
+    assert relay._read_token(str(home)) is None is api_token.read_token(home)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 class _ListingServer:

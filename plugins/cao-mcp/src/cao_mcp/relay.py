@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from .tools import CALL_HEADER, ID_HEADER, RELAY_HEADER, SECRET_HEADER, SECRET_VARIABLE, TERMINAL_ID_RE
+from .wire import CALL_HEADER, ID_HEADER, RELAY_HEADER, SECRET_HEADER, SECRET_VARIABLE, TERMINAL_ID_RE
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -36,6 +36,10 @@ CONNECT_TIMEOUT = 10.0
 RESUME_SECONDS = 120.0
 RESUME_POLL = 0.2
 RESUMABLE_TOOLS = frozenset({"handoff"})
+# cao_server.api_token's file name and token shape, restated: that module loads the whole contract package
+# (see _read_token). A test holds the two equal.
+TOKEN_FILE = "api-token"
+TOKEN_PATTERN = r"^[A-Za-z0-9_-]{32,256}\Z"
 # JSON-RPC error codes (the specification's, plus one in the range it leaves to servers).
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -84,16 +88,16 @@ class Target:
 
 
 def find_server(settings: Mapping[str, str], terminal_id: str) -> Target | None:
-    """The server to relay to, if one answers at the address in ``settings``, knows ``terminal_id`` and
-    serves MCP at ``/mcp`` (its OpenAPI document lists the route).
+    """The server to relay to, if one answers at the address in ``settings`` and knows ``terminal_id``:
+    one request, ``GET /terminals/<id>``.
 
     Uses the address and token the ``cao`` client uses (``CAO_API_HOST``, ``CAO_API_PORT``, the token in
-    ``CAO_HOME_DIR``). None when the address is unusable, nothing answers within ``CHECK_TIMEOUT``, the
-    server does not know the terminal, or it has no MCP endpoint (cao-mcp is not installed where it
-    runs): the caller then serves from this process, whose tools explain each problem or use the
-    server's HTTP API.
+    ``CAO_HOME_DIR``). None when the address is unusable, nothing answers within ``CHECK_TIMEOUT``, or the
+    server does not know the terminal: the caller then serves from this process, whose tools explain each
+    problem or use the server's HTTP API. A server without cao-mcp (no ``/mcp``) is relayed to all the
+    same; each answer then says so (``Relay._refused``), which costs every other start no second request.
     """
-    from cao_server.api_token import read_token
+    # Standard library only, like everything the relay loads before it can answer ``initialize``.
     from cao_server.settings import DEFAULT_HOST, DEFAULT_PORT, advertised_host, base_url, home_dir
 
     if not TERMINAL_ID_RE.fullmatch(terminal_id):
@@ -109,7 +113,7 @@ def find_server(settings: Mapping[str, str], terminal_id: str) -> Target | None:
     if resume != resume:  # NaN
         resume = RESUME_SECONDS
     try:
-        target = Target(base_url(host, port), terminal_id, read_token(home_dir(settings)),
+        target = Target(base_url(host, port), terminal_id, _read_token(home_dir(settings)),
                         resume_seconds=max(0.0, resume), secret=settings.get(SECRET_VARIABLE) or None)
         conn = target.connection(CHECK_TIMEOUT)
     except (OSError, ValueError):
@@ -119,17 +123,25 @@ def find_server(settings: Mapping[str, str], terminal_id: str) -> Target | None:
         conn.request("GET", f"/terminals/{terminal_id}", headers=target.headers())
         response = conn.getresponse()
         response.read()
-        if response.status != 200:
-            return None
-        conn.request("GET", "/openapi.json", headers=target.headers())
-        response = conn.getresponse()
-        document = json.loads(response.read()) if response.status == 200 else None
-        paths = document.get("paths") if isinstance(document, dict) else None
-        return target if isinstance(paths, dict) and MCP_PATH in paths else None
+        return target if response.status == 200 else None
     except (OSError, ValueError, http.client.HTTPException):
         return None
     finally:
         conn.close()
+
+
+def _read_token(home: str) -> str | None:
+    """The API token in the cao home ``home``, as ``cao_server.api_token.read_token`` reads it (None when
+    the file is missing, unreadable or malformed), without loading that module and the contract package
+    behind it."""
+    import re
+
+    try:
+        with open(os.path.join(os.path.expanduser(home), TOKEN_FILE), encoding="ascii") as file:
+            text = file.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if re.match(TOKEN_PATTERN, text) else None
 
 
 # -- server-sent events ----------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """The ``cao-mcp-server`` script, owned by this plugin so it can take its fast path first.
 
 An agent CLI starts one of these per terminal, and waits for it before the agent can act. When the
-caller names its terminal and a cao-server that serves ``/mcp`` answers, the script relays stdio to it
-straight away, with only the standard library loaded. Anything else (options, no terminal id, no
+caller names its terminal and a cao-server that knows it answers, the script relays stdio to the server's
+``/mcp`` straight away, with only the standard library loaded. Anything else (options, no terminal id, no
 server) goes through ``cao mcp-server``, which loads the plugins and explains every problem.
 """
 

@@ -3,15 +3,15 @@
 The agent's identity is ``CAO_TERMINAL_ID`` and the server's address ``CAO_API_HOST``/``CAO_API_PORT``
 (all put into the MCP server entry's own ``env`` by cao). Two ways to serve:
 
-- **relay** (the usual case): cao-server answers at that address, knows the terminal and serves MCP,
-  so every message goes to the server's own MCP endpoint (``cao_mcp.relay``, standard library only).
-  The agent gets its tools without this process loading the MCP SDK, and the server reports the
-  terminal as connected.
-- **local**: anything else (no server, no or a bad terminal id, a terminal the server does not know, a
-  server without cao-mcp). The MCP SDK serves the tools here; they call cao-server through its HTTP
-  client (``HttpKernel``), whose connection opens at the first tool call, and explain each of those
-  problems to the agent. Plugin tools are this installation's (``KernelAPI.mcp_tools`` of the command
-  line's kernel, which is never started); they too run against the HTTP client.
+- **relay** (the usual case): cao-server answers at that address and knows the terminal, so every
+  message goes to the server's own MCP endpoint (``cao_mcp.relay``, standard library only). The agent
+  gets its tools without this process loading the MCP SDK, and the relay reports the terminal as
+  connected. A server without cao-mcp answers each message with a 404, which the relay explains.
+- **local**: anything else (no server, no or a bad terminal id, a terminal the server does not know).
+  The MCP SDK serves the tools here; they call cao-server through its HTTP client (``HttpKernel``),
+  whose connection opens at the first tool call, and explain each of those problems to the agent.
+  Plugin tools are this installation's (``KernelAPI.mcp_tools`` of the command line's kernel, which is
+  never started); they too run against the HTTP client.
 """
 
 from __future__ import annotations

@@ -15,21 +15,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs.errors import CaoError, Conflict, NotFound
-from cao_hookspecs.names import TERMINAL_ID_RE
+
+from .wire import (
+    CALL_HEADER,
+    ID_HEADER,
+    ID_VARIABLE,
+    RELAY_HEADER,
+    SECRET_HEADER,
+    SECRET_VARIABLE,
+    TERMINAL_ID_RE,
+)
 
 if TYPE_CHECKING:
     from cao_hookspecs import KernelAPI
 
-ID_VARIABLE = "CAO_TERMINAL_ID"
-ID_HEADER = "X-CAO-Terminal-Id"
-# Sent by cao-mcp-server's relay: it reports its agent connected itself, once the agent has its tool list.
-RELAY_HEADER = "X-CAO-Relay"
-# Sent by the relay with a handoff: the id its retry after a lost connection repeats (see Kernel.handoff).
-CALL_HEADER = "X-CAO-Call-Id"
-# The secret cao gave the terminal's MCP entry, and the header that carries it: it proves the terminal
-# named in ID_HEADER is the caller.
-SECRET_VARIABLE = "CAO_TERMINAL_SECRET"
-SECRET_HEADER = "X-CAO-Terminal-Secret"
 MAX_TIMEOUT = 3600
 BUILTIN_NAMES = ("handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt")
 
@@ -409,9 +408,13 @@ __all__ = [
     "BUILTIN_NAMES",
     "BUILTIN_TOOLS",
     "BuiltinTool",
+    "CALL_HEADER",
     "Caller",
     "ID_HEADER",
     "ID_VARIABLE",
+    "RELAY_HEADER",
+    "SECRET_HEADER",
+    "SECRET_VARIABLE",
     "SERVER_INSTRUCTIONS",
     "ToolEnv",
     "ToolResult",
