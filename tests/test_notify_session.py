@@ -10,6 +10,7 @@ import pytest
 
 from cao_hookspecs import CreateTerminalRequest
 from cao_testkit.notify.discord import FakeWebhook
+from cao_testkit.waiting import eventually
 
 pytestmark = pytest.mark.tmux
 
@@ -23,6 +24,9 @@ async def test_a_session_with_a_handoff_and_an_assign_posts_its_events_in_order(
                 agent_profile="supervisor", session_name="notify", working_directory=workdir))
             result = await kernel.handoff(supervisor.id, "developer", "write the release notes", timeout=30)
             assert result.success, result.message
+            # The answer comes back first; the worker is dismissed right after.
+            await eventually(lambda: kernel.terminals.get(result.terminal_id) is None, 10,
+                             "the handoff's worker was not removed", interval=0.02)
             assigned = await kernel.assign(supervisor.id, "developer", "tidy the changelog")
             # The assign finishes when its task has been typed into the worker: its eighth post.
             await asyncio.to_thread(webhook.wait_for, 8, 10.0)
@@ -35,8 +39,8 @@ async def test_a_session_with_a_handoff_and_an_assign_posts_its_events_in_order(
         "terminal_created",   # the supervisor
         "session_created",
         "terminal_created",   # the worker
-        "terminal_killed",    # the worker, dismissed once it answered
         "handoff_finished",
+        "terminal_killed",    # the worker, dismissed once its answer went back
         "terminal_created",   # the assigned worker
         "message_delivered",  # its task
         "assign_finished",
@@ -46,8 +50,8 @@ async def test_a_session_with_a_handoff_and_an_assign_posts_its_events_in_order(
     ]
     titles = [p["embeds"][0]["title"] for p in payloads]
     assert titles[1] == "Session started: cao-notify"
-    assert titles[4] == "Handoff finished: developer"
-    assert "write the release notes" in payloads[4]["embeds"][0]["description"]
+    assert titles[3] == "Handoff finished: developer"
+    assert "write the release notes" in payloads[3]["embeds"][0]["description"]
     assert "tidy the changelog" in payloads[6]["embeds"][0]["description"]
     assert titles[7] == "Assign delivered: developer"
     assert titles[-1] == "Session ended: cao-notify"

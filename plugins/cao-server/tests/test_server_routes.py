@@ -348,7 +348,8 @@ def test_handoff_assign_send_message_and_answer(api, make_terminal, workdir, pol
     handed = result.json()
     assert handed["success"] and handed["kind"] == "handoff" and handed["caller_id"] == sup
     assert handed["output"] == "summarise the design in one line"
-    assert [t["id"] for t in api.get("/sessions/orch/terminals").json()] == [sup]
+    # The worker is dismissed once its answer went back.
+    poll(lambda: [t["id"] for t in api.get("/sessions/orch/terminals").json()] == [sup])
 
     assigned = api.post(
         f"/terminals/{sup}/assign", params={"agent_profile": "developer", "message": "analyse A"}

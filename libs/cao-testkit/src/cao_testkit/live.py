@@ -362,10 +362,12 @@ class LiveOrchestration:
             assert payload["success"] is True, payload
             # The worker's answer, exactly: read from its screen, returned through the MCP tool result.
             assert payload["output"] == answer, payload
-            # The worker was removed once its answer was read.
-            remaining = await api.list_terminals(supervisor.session_name)
-            assert [t.id for t in remaining] == [supervisor.id], remaining
-            assert payload["terminal_id"] not in {t.id for t in remaining}
+            # The worker is removed once its answer went back (its CLI given its exit command first).
+            async def worker_removed() -> bool:
+                remaining = await api.list_terminals(supervisor.session_name)
+                return [t.id for t in remaining] == [supervisor.id]
+
+            await eventually(worker_removed, self.timeout, "the handoff's worker was not removed")
             final = await api.get_output(supervisor.id, "last")
             assert _strip(final) == "The worker answered: " + answer, final
         roles.assert_done()
@@ -419,7 +421,8 @@ class LiveOrchestration:
 
             # The worker got the task with the callback line naming the supervisor, and its first-turn
             # send_message went through.
-            task_turn, sent_turn = world.turns("worker")
+            # The worker's turn after its send_message may come after the supervisor's last one.
+            task_turn, sent_turn = await world.wait_turns("worker", 2, self.timeout)
             received = task_turn.conversation.last_user_text
             assert task in received and received.rstrip().endswith(assign_suffix(supervisor.id)), received
             sent = tool_payload(sent_turn.conversation)
