@@ -465,14 +465,16 @@ def _free_port() -> int:
 
 
 class _ListingServer:
-    """A stand-in for cao-server's ``/mcp`` that answers list requests (``prompts/list`` slowly) and logs,
-    in order, each answer it sends and each connection report it gets. ``before_answer[method]`` runs
-    just before the answer to that method goes out."""
+    """A stand-in for cao-server that knows terminal 0123abcd, answers requests to ``/mcp`` with an empty
+    result (``prompts/list`` slowly), and logs, in order, each answer it sends and each connection report
+    it gets; ``reports`` keeps each report's content type, JSON body and time of arrival.
+    ``before_answer[method]`` runs just before the answer to that method goes out."""
 
     def __init__(self) -> None:
         import http.server
 
         events = self.events = []
+        reports = self.reports = []
         self.before_answer: dict[str, Any] = {}
         lock = threading.Lock()
         stub = self
@@ -481,10 +483,18 @@ class _ListingServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                if self.path == "/terminals/0123abcd":
+                    self._json({"id": "0123abcd"})
+                else:
+                    self.send_error(404)
+
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.path.endswith("/mcp-connected"):
                     with lock:
+                        reports.append({"content_type": self.headers.get("Content-Type"), "at": time.time(),
+                                        "body": json.loads(body) if body else None})
                         events.append(("reported", self.path, self.headers.get("X-CAO-Terminal-Id")))
                     self._json({"success": True})
                     return
@@ -527,24 +537,28 @@ class _ListingServer:
         return list(self.events)
 
 
-def _listing_relay(server: _ListingServer, **options: Any) -> tuple[Any, list[Any]]:
+def _listing_relay(server: _ListingServer, **options: Any) -> tuple[Any, _Written]:
+    """A relay to ``server`` and the agent's stdout it writes to."""
     from cao_mcp.relay import Relay, Target
 
-    written: list[Any] = []
-    return Relay(Target(server.url, "0123abcd"), _Written(server, written), **options), written
+    out = _Written(server, [])
+    return Relay(Target(server.url, "0123abcd"), out, **options), out
 
 
 class _Written:
-    """The agent's stdout: each message written is logged in the stub's events (a stream, for ``run``)."""
+    """The agent's stdout: each message written is logged in the stub's events (a stream, for ``run``),
+    and the time it was written in ``at`` by its id."""
 
     def __init__(self, server: _ListingServer, written: list[Any]) -> None:
         self.server, self.written = server, written
+        self.at: dict[Any, float] = {}
         self.lock = threading.Lock()
 
     def __call__(self, data: bytes) -> None:
         with self.lock:
             for line in data.splitlines():
                 self.written.append(json.loads(line))
+                self.at[self.written[-1].get("id")] = time.time()
                 self.server.events.append(("written", self.written[-1].get("id")))
 
     write = __call__
@@ -595,13 +609,17 @@ def test_the_relay_reports_its_agent_connected_after_handing_back_every_list() -
     together, so the gate must not open (and the task be typed) before the relay hands them back."""
     server = _ListingServer()
     try:
-        relay, _ = _listing_relay(server)
+        relay, out = _listing_relay(server)
         threads = relay.handle_lines(_lines(*LISTS))
         assert len(threads) == 3
         for thread in threads:
             thread.join(10)
         events = server.wait_for_report()
         _assert_reported_after(events, {1, 2, 3})
+        # The report says when the last list was handed back; nothing else happened here.
+        (report,) = server.reports
+        assert report["content_type"] == "application/json" and set(report["body"]) == {"listed"}
+        assert max(out.at.values()) <= report["body"]["listed"] <= report["at"]
         # Every request tells the server the relay reports in itself.
         assert all(e[2] == "1" for e in events if e[0] == "answered"), events
         # Later list requests report nothing again.
@@ -634,7 +652,7 @@ def test_no_report_while_input_waits_to_be_read() -> None:
     server = _ListingServer()
     waiting = threading.Event()
     try:
-        relay, _ = _listing_relay(server, pending_input=waiting.is_set)
+        relay, out = _listing_relay(server, pending_input=waiting.is_set)
         waiting.set()
         (first,) = relay.handle_lines(_lines((1, "tools/list")))
         first.join(10)
@@ -644,6 +662,7 @@ def test_no_report_while_input_waits_to_be_read() -> None:
         waiting.clear()
         relay.input_taken()
         _assert_reported_after(server.wait_for_report(), {1, 2})
+        assert out.at[2] <= server.reports[0]["body"]["listed"] <= server.reports[0]["at"]
     finally:
         server.close()
 
@@ -662,15 +681,41 @@ def test_a_list_written_while_the_tool_list_is_answered_is_waited_for() -> None:
         server.close()
 
 
+def test_the_report_carries_the_start_up_stages(tmp_path: Path) -> None:
+    """The real ``cao-mcp-server`` against the stub: its report's body gives, as wall-clock times, when
+    the process started, when it wrote the answer to ``initialize`` and when it wrote the last list's."""
+    server = _ListingServer()
+    try:
+        env = {"CAO_TERMINAL_ID": "0123abcd", "CAO_API_HOST": "127.0.0.1",
+               "CAO_API_PORT": server.url.rsplit(":", 1)[1], "CAO_HOME_DIR": str(tmp_path)}
+        spawned = time.time()
+        with raw(env) as client:
+            client.initialize()
+            answered = time.time()
+            client.send(*({"jsonrpc": "2.0", "id": n, "method": method} for n, method in LISTS))
+            for n, _ in LISTS:
+                client.answer(n)
+            events = server.wait_for_report()
+        assert [e[0] for e in events].count("reported") == 1, events
+        (report,) = server.reports
+        assert report["content_type"] == "application/json"
+        stages = report["body"]
+        assert list(stages) == ["started", "initialized", "listed"], stages
+        assert spawned <= stages["started"] <= stages["initialized"] <= answered, (spawned, stages, answered)
+        assert answered <= stages["listed"] <= report["at"], (answered, stages, report)
+    finally:
+        server.close()
+
+
 def test_no_report_before_the_tool_list() -> None:
     server = _ListingServer()
     try:
-        relay, written = _listing_relay(server)
+        relay, out = _listing_relay(server)
         thread = relay.handle_line(b'{"jsonrpc": "2.0", "id": 7, "method": "prompts/list"}')
         assert thread is not None
         thread.join(10)
         time.sleep(0.1)
-        assert [e for e in server.events if e[0] == "reported"] == [] and written[0]["id"] == 7
+        assert [e for e in server.events if e[0] == "reported"] == [] and out.written[0]["id"] == 7
     finally:
         server.close()
 

@@ -18,6 +18,7 @@ import os
 import select
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
@@ -250,13 +251,18 @@ class Relay:
     ``pending_input`` says whether the agent has sent lines the relay has not taken yet (``run`` looks at
     its stdin); while it does, the connection report waits for them, since they may be lists asked for
     together with those already answered. Whoever feeds the relay calls ``input_taken`` after each batch.
+
+    The report carries the wall-clock times (``time.time()``) of the relay's start-up stages, so the
+    server can tell where an agent's wait went: ``started`` (the process began, as given), ``initialized``
+    (the answer to ``initialize`` was written) and ``listed`` (the last list's answer was written).
     """
 
     def __init__(self, target: Target, write: Callable[[bytes], None],
-                 pending_input: Callable[[], bool] = lambda: False) -> None:
+                 pending_input: Callable[[], bool] = lambda: False, *, started: float | None = None) -> None:
         self.target = target
         self._write = write
         self._pending_input = pending_input
+        self._stages: dict[str, float] = {} if started is None else {"started": started}
         self._lock = threading.Lock()
         self._inflight: dict[Any, _Inflight] = {}
         self._session_id: str | None = None
@@ -369,7 +375,10 @@ class Relay:
             with self._lock:
                 for key in keys:
                     self._inflight.pop(key, None)
-                    self._listing.discard(key)
+                    if key in self._listing:
+                        self._listing.discard(key)
+                        if not self._reported:
+                            self._stages["listed"] = time.time()
             if entry.conn is not None:
                 entry.conn.close()
             self._report_when_listed()
@@ -386,11 +395,12 @@ class Relay:
                 self._report_due = True
                 return
             self._reported = True
+            body = json.dumps(self._stages).encode("ascii")
         try:
             conn = self.target.connection(CONNECT_TIMEOUT)
             try:
-                conn.request("POST", f"/terminals/{self.target.terminal_id}/mcp-connected",
-                             headers=self.target.headers())
+                conn.request("POST", f"/terminals/{self.target.terminal_id}/mcp-connected", body=body,
+                             headers={**self.target.headers(), "Content-Type": "application/json"})
                 response = conn.getresponse()
                 response.read()
                 if response.status >= 400:
@@ -404,8 +414,6 @@ class Relay:
                        answered: set[Any], call_id: str | None) -> None:
         """``_post``; a resumable call whose connection is lost before its answer is asked again, with the
         same call id, once the server is back (within the target's resume window)."""
-        import time
-
         until: float | None = None
         while True:
             try:
@@ -426,8 +434,6 @@ class Relay:
 
     def _server_back(self, entry: _Inflight, until: float) -> bool:
         """Whether the server accepts connections again before ``until`` (False once cancelled)."""
-        import time
-
         while not entry.cancelled and time.monotonic() < until:
             try:
                 self.target.connection(min(CONNECT_TIMEOUT, max(0.05, until - time.monotonic()))).close()
@@ -484,6 +490,7 @@ class Relay:
             if not isinstance(part, dict):
                 continue
             key = _key(part.get("id"))
+            initialized = False
             if "method" not in part and key in requests:
                 answered.add(key)
                 request = requests[key]
@@ -491,10 +498,14 @@ class Relay:
                     # Set before the answer goes out: the report follows the hand-back, never precedes it.
                     self._tools_listed = True
                 if request.get("method") == "initialize" and isinstance(part.get("result"), dict):
+                    initialized = True
                     version = part["result"].get("protocolVersion")
                     if isinstance(version, str) and version.isprintable():
                         self._protocol_version = version
             if not entry.cancelled:
+                if initialized:
+                    with self._lock:
+                        self._stages.setdefault("initialized", time.time())
                 self._send(part)
 
     def _refused(self, status: int, data: bytes, requests: Mapping[Any, Any], answered: set[Any],
@@ -658,13 +669,14 @@ class LineReader:
             return False
 
 
-def run(target: Target, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+def run(target: Target, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None, *,
+        started: float | None = None) -> int:
     """Relay until stdin ends; returns the exit status. Requests still running are abandoned then: the
-    agent that sent them is gone."""
+    agent that sent them is gone. ``started``: when the process began (``time.time()``), for the report."""
     source = stdin if stdin is not None else sys.stdin.buffer
     writer = LineWriter(stdout if stdout is not None else (sys.__stdout__ or sys.stdout).buffer)
     reader = LineReader(source.fileno())
-    relay = Relay(target, writer, pending_input=reader.pending)
+    relay = Relay(target, writer, pending_input=reader.pending, started=started)
     try:
         while (lines := reader.batch()) is not None:
             relay.handle_lines(lines)

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 
 def main() -> None:
+    # Before anything else is imported: the relay reports it as the start of the agent's MCP connection.
+    started = time.time()
     terminal_id = os.environ.get("CAO_TERMINAL_ID", "").strip()
     if terminal_id and len(sys.argv) == 1:
         from .relay import find_server, run
 
         target = find_server(os.environ, terminal_id)
         if target is not None:
-            status = run(target)
+            status = run(target, started=started)
             # Threads may still wait on abandoned requests: leave without joining or finalizing them.
             sys.stderr.flush()
             os._exit(status)
