@@ -14,6 +14,8 @@ from .errors import InvalidInput
 
 POOLS_SETTING = "CAO_POOLS"
 TTL_SETTING = "CAO_POOL_TTL"
+STARTS_SETTING = "CAO_POOL_STARTS"
+DEFAULT_STARTS = 1
 DEFAULT_TTL = 600.0
 MAX_SIZE = 8
 MAX_TTL = 86_400.0
@@ -55,9 +57,9 @@ def parse_pool(value: Any, where: str = "pool", default_ttl: float = DEFAULT_TTL
     return PoolConfig(size=_size(value["size"], where), ttl=ttl)
 
 
-def parse_settings(settings: Mapping[str, Any]) -> tuple[dict[str, PoolConfig], float]:
-    """The pools the settings configure, by profile name, and the idle time-to-live of every pool;
-    ``InvalidInput`` naming the setting and the problem."""
+def parse_settings(settings: Mapping[str, Any]) -> tuple[dict[str, PoolConfig], float, int]:
+    """The pools the settings configure, by profile name, the idle time-to-live of every pool, and how
+    many warm workers may start at once; ``InvalidInput`` naming the setting and the problem."""
     raw_ttl = str(settings.get(TTL_SETTING) or "").strip()
     ttl = DEFAULT_TTL
     if raw_ttl:
@@ -76,7 +78,15 @@ def parse_settings(settings: Mapping[str, Any]) -> tuple[dict[str, PoolConfig], 
             raise InvalidInput(f"{POOLS_SETTING}: {item.strip()!r} is not 'profile=size'")
         names.profile_name(name)
         pools[name] = PoolConfig(size=_size(int(size), f"{POOLS_SETTING} {name}"), ttl=ttl)
-    return pools, ttl
+    raw_starts = str(settings.get(STARTS_SETTING) or "").strip()
+    starts = DEFAULT_STARTS
+    if raw_starts:
+        if not raw_starts.isdigit() or not 1 <= int(raw_starts) <= MAX_SIZE:
+            raise InvalidInput(f"{STARTS_SETTING}: must be a whole number from 1 to {MAX_SIZE} "
+                               f"(got {raw_starts!r})")
+        starts = int(raw_starts)
+    return pools, ttl, starts
 
 
-__all__ = ["DEFAULT_TTL", "POOLS_SETTING", "PoolConfig", "TTL_SETTING", "parse_pool", "parse_settings"]
+__all__ = ["DEFAULT_TTL", "POOLS_SETTING", "STARTS_SETTING", "PoolConfig", "TTL_SETTING", "parse_pool",
+           "parse_settings"]

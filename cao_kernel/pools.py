@@ -77,6 +77,11 @@ class WarmPools:
     _expiry: dict[str, asyncio.TimerHandle] = attrs.field(init=False, factory=dict)
     _tasks: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
     _configured: dict[str, PoolConfig] = attrs.field(init=False, factory=dict)
+    # Delegations waiting for a pool's starting worker, by pool.
+    _waiting: dict[PoolKey, int] = attrs.field(init=False, factory=dict)
+    # Warm workers asked for but waiting for a start slot, by pool.
+    _queued: dict[PoolKey, int] = attrs.field(init=False, factory=dict)
+    _start_slots: asyncio.Semaphore = attrs.field(init=False)
     _hooked: dict[PoolKey, tuple[Any, ...]] = attrs.field(init=False, factory=dict)
     # Set (and replaced) whenever a pool's ready or starting workers change: takers waiting on a start.
     _signals: dict[PoolKey, asyncio.Event] = attrs.field(init=False, factory=dict)
@@ -84,7 +89,8 @@ class WarmPools:
     _closed: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
-        self._configured, self._ttl = parse_settings(self._settings)
+        self._configured, self._ttl, starts = parse_settings(self._settings)
+        self._start_slots = asyncio.Semaphore(starts)
 
     # -- configuration ----------------------------------------------------------------------------
 
@@ -115,9 +121,10 @@ class WarmPools:
         config = self.config(profile)
         if config is None or self._closed:
             return
-        missing = config.size - len(self._ready.get(key, ())) - self._filling.get(key, 0)
+        missing = (config.size - len(self._ready.get(key, ())) - self._filling.get(key, 0)
+                   - self._queued.get(key, 0))
         for _ in range(max(0, missing)):
-            self._filling[key] = self._filling.get(key, 0) + 1
+            self._queued[key] = self._queued.get(key, 0) + 1
             task = asyncio.ensure_future(self._start_one(key, config))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -126,12 +133,19 @@ class WarmPools:
         request = CreateTerminalRequest(
             agent_profile=key.profile, provider=key.provider, working_directory=key.working_directory,
             session_name=POOL_SESSION_PREFIX + secrets.token_hex(4))
+        started = False
         try:
-            # What the creation hooks make of a pool's request (the server adds its address, say): a
-            # delegation's request must come out of them the same to take one of its workers.
-            self._hooked[key] = _agent_facing(self._hooks.before("cao_before_terminal_create", request))
-            terminal = await self._terminals.create_session(request, wait_ready=True,
-                                                            extra={POOL_KEY: key.profile})
+            # Agents starting together slow each other and the agents at work (a CLI's start is mostly
+            # CPU): warm workers start a few at a time, in the order they were asked for.
+            async with self._start_slots:
+                self._queued[key] -= 1
+                self._filling[key] = self._filling.get(key, 0) + 1
+                started = True
+                # What the creation hooks make of a pool's request (the server adds its address, say): a
+                # delegation's request must come out of them the same to take one of its workers.
+                self._hooked[key] = _agent_facing(self._hooks.before("cao_before_terminal_create", request))
+                terminal = await self._terminals.create_session(request, wait_ready=True,
+                                                                extra={POOL_KEY: key.profile})
         except CaoError as exc:
             # Not retried here: the next delegation to the profile tries again.
             log.warning("warm worker for %s could not start: %s", key.label(), str(exc).splitlines()[0])
@@ -142,7 +156,10 @@ class WarmPools:
             log.exception("warm worker for %s could not start", key.label())
             return
         finally:
-            self._filling[key] = self._filling.get(key, 1) - 1
+            if started:
+                self._filling[key] -= 1
+            else:
+                self._queued[key] -= 1
             self._notify(key)
         if self._closed:
             await self._stop(terminal.id)
@@ -189,16 +206,21 @@ class WarmPools:
                 or self.config(profile) is None):
             return None
         key = PoolKey(profile.name, request.provider, _real(request.working_directory))
-        if not self._ready.get(key) and not self._filling.get(key):
+        if not self._ready.get(key) and self._filling.get(key, 0) <= self._waiting.get(key, 0):
             self._fill(key, profile)
             return None
         if _agent_facing(self._hooks.before("cao_before_terminal_create", request)) != self._hooked.get(key):
             return None
-        while self._ready.get(key) or self._filling.get(key):
+        while self._ready.get(key) or self._filling.get(key, 0) > self._waiting.get(key, 0):
             ready = self._ready.get(key)
             if not ready:
-                # A warm worker is on its way: it is further along than a new one would be.
-                await self._changed(key).wait()
+                # A warm worker is starting that no other delegation waits for: it is further along than
+                # a new one would be. (One only queued to start is not: a new one starts now.)
+                self._waiting[key] = self._waiting.get(key, 0) + 1
+                try:
+                    await self._changed(key).wait()
+                finally:
+                    self._waiting[key] -= 1
                 continue
             terminal_id = ready.pop(0)
             expiry = self._expiry.pop(terminal_id, None)

@@ -182,13 +182,18 @@ def test_pool_frontmatter_and_settings_are_read_or_refused_by_name():
                            ({"size": 1, "ttl": 5}, "unknown key 'ttl'")]:
         with pytest.raises(InvalidInput, match=problem):
             parse_pool(value)
-    pools, ttl = parse_settings({"CAO_POOLS": " developer=2, reviewer=1 ", "CAO_POOL_TTL": "90"})
+    pools, ttl, starts = parse_settings({"CAO_POOLS": " developer=2, reviewer=1 ", "CAO_POOL_TTL": "90"})
     assert pools == {"developer": PoolConfig(2, 90.0), "reviewer": PoolConfig(1, 90.0)} and ttl == 90.0
+    assert starts == 1 and parse_settings({"CAO_POOL_STARTS": "3"})[2] == 3
     with pytest.raises(InvalidInput, match="invalid agent profile name"):
         parse_settings({"CAO_POOLS": "../x=1"})
+    for starts_value in ("0", "-1", "two", "9"):
+        with pytest.raises(InvalidInput, match="CAO_POOL_STARTS: must be a whole number from 1 to 8"):
+            parse_settings({"CAO_POOL_STARTS": starts_value})
 
 
-@given(st.dictionaries(st.sampled_from(["CAO_POOLS", "CAO_POOL_TTL", "OTHER"]), st.text(max_size=40)),
+@given(st.dictionaries(st.sampled_from(["CAO_POOLS", "CAO_POOL_TTL", "CAO_POOL_STARTS", "OTHER"]),
+                       st.text(max_size=40)),
        st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(max_size=8),
                                                                       st.one_of(st.integers(), st.floats(),
                                                                                 st.text(max_size=5)))))
@@ -198,3 +203,31 @@ def test_any_pool_configuration_is_read_or_refused_with_a_clear_error(settings, 
             read()
         except InvalidInput as exc:
             assert str(exc).startswith(("CAO_POOL", "pool", "invalid agent profile name")), exc
+
+
+async def test_warm_workers_start_one_at_a_time_and_a_delegation_does_not_wait_for_one_not_started(
+        make_kernel, workdir):
+    async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=3") as kernel:
+        sup = await _supervisor(kernel, "queue", workdir)
+
+        async def all_three():
+            found = await _pooled(kernel)
+            return found if len(found) == 3 else None
+
+        pooled = await eventually(all_three, 20, "the pool did not fill", interval=0.05)
+        steps = [await kernel.get_timeline(t.id) for t in pooled]
+        spans = sorted((s[0].at, next(e.at for e in s if e.name == "cli_ready")) for s in steps)
+        # Each started once the one before it was ready.
+        assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:])), spans
+
+        # Three taken at once empty the pool; the pool starts three more, one at a time. A fourth
+        # delegation now waits for the one starting, and a fifth, finding only queued ones, starts its own.
+        taken = await asyncio.gather(*(kernel.assign(sup.id, "developer", f"task {n}") for n in range(3)))
+        assert {r.terminal_id for r in taken} == {t.id for t in pooled}
+        fourth, fifth = await asyncio.gather(kernel.assign(sup.id, "developer", "four"),
+                                             kernel.assign(sup.id, "developer", "five"))
+        kinds = []
+        for result in (fourth, fifth):
+            names = _names(await kernel.get_timeline(result.terminal_id))
+            kinds.append("warm" if "pool_taken" in names else "fresh")
+        assert sorted(kinds) == ["fresh", "warm"], kinds
