@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 TIMEOUT_SETTING = "CAO_MCP_CONNECT_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
+SETTLE_SETTING = "CAO_MCP_SETTLE"
+MAX_SETTLE = 10.0
 
 
 class McpNotConnected(Timeout):
@@ -50,6 +52,18 @@ def connect_timeout(settings: Mapping[str, Any]) -> float:
                            zero="the MCP readiness gate is off")
     if seconds > 3600:
         raise InvalidInput(f"{TIMEOUT_SETTING} must be {what}, not {settings.get(TIMEOUT_SETTING)!r}")
+    return seconds
+
+
+def settle_override(settings: Mapping[str, Any]) -> float | None:
+    """Seconds every gate waits after its report (``CAO_MCP_SETTLE``), in place of each provider's own
+    ``mcp_settle``; None when unset."""
+    what = f"a number of seconds from 0 to {MAX_SETTLE:g}"
+    if str(settings.get(SETTLE_SETTING) or "").strip() == "":
+        return None
+    seconds = non_negative(settings, SETTLE_SETTING, 0.0, what=what, zero="no wait after the report")
+    if seconds > MAX_SETTLE:
+        raise InvalidInput(f"{SETTLE_SETTING} must be {what}, not {settings.get(SETTLE_SETTING)!r}")
     return seconds
 
 

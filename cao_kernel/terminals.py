@@ -42,7 +42,7 @@ from cao_hookspecs import (
 from . import launching, validate
 from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, NotSupported, Timeout
 from .live import LiveTerminal
-from .readiness import Gates, McpGate, connect_timeout
+from .readiness import Gates, McpGate, connect_timeout, settle_override
 from .screen_watch import ScreenWatch
 from .signal_channel import NativeSignal, SignalChannel, open_channel, report_of
 from .status import StatusTracker
@@ -106,8 +106,10 @@ class Terminals:
     _starting: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
     # Every terminal's steps, live and recently removed; orchestration records its own steps here too.
     timelines: Timelines = attrs.field(init=False, factory=Timelines)
+    _settle: float | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
+        self._settle = settle_override(self._settings)  # a bad value stops the start, named
         registry = self._registry
         self._gates = Gates(self._settings, lambda: registry.mcp_servers, lambda: registry.routes)
         self._watch = ScreenWatch(self._live, self.backend, self._io, self._hooks, self.timelines)
@@ -677,7 +679,8 @@ class Terminals:
         gate = self._gates.get(terminal_id)
         if gate is None or gate.open:
             return
-        settle = live.provider.capabilities.mcp_settle if live.provider else 0.0
+        settle = self._settle if self._settle is not None else (
+            live.provider.capabilities.mcp_settle if live.provider else 0.0)
         if settle > 0:
             await asyncio.sleep(settle)
         if self._gates.get(terminal_id) is not gate or not gate.connect():

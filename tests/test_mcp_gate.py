@@ -302,6 +302,28 @@ async def test_the_gate_opens_a_providers_settle_time_after_the_report(gated: An
             assert terminal.id == idle.id and time.monotonic() - started >= 0.6
 
 
+async def test_the_settle_setting_replaces_every_providers_own(gated: Any, register_plugin: Any,
+                                                               workdir: str) -> None:
+    kernel = gated(timeout="30")
+    kernel.settings["CAO_MCP_SETTLE"] = "0"
+    with register_plugin(kernel, SlowToOfferTools(kernel, 5.0), name="settling"):
+        kernel.add_profile(AgentProfile(name="settling", provider="mock_settling", mcp_servers=CAO_MCP))
+        async with kernel:
+            creating, idle = await _creating_until_idle(kernel, workdir, "settling", "g8")
+            started = time.monotonic()
+            await kernel.mcp_connected(idle.id)
+            await asyncio.wait_for(creating, 5)
+            assert time.monotonic() - started < 1.0, "the provider's own settle was waited"
+            steps = {e.name: e for e in await kernel.get_timeline(idle.id)}
+            assert steps["gate_open"].detail["settle"] == "0"
+    for bad in ("-1", "soon", "11"):
+        refused = gated(timeout="30")
+        refused.settings["CAO_MCP_SETTLE"] = bad
+        with pytest.raises(InvalidInput, match="CAO_MCP_SETTLE must be a number of seconds from 0 to 10"):
+            await refused.start()
+        await refused.aclose()
+
+
 class OwnMcpServer:
     """A plugin's own MCP server, named by its own record and reporting in through its own route."""
 
