@@ -53,8 +53,8 @@ def warm_up() -> None:
     """Import what the ``/mcp`` endpoint needs in a background thread (once per process).
 
     The MCP SDK takes most of a second to import. A server pays that on its first ``/mcp`` request, unless
-    it was loaded before: called when a kernel starts (a server's, before any agent exists) and again when
-    a terminal is about to be created.
+    it was loaded while the agent that sends it was still starting: called when a terminal is about to be
+    created.
     """
     global _warming
     if _warming is not None or "mcp.server.mcpserver" in sys.modules:
@@ -76,16 +76,9 @@ def warm_up() -> None:
 
 
 @hookimpl
-def cao_startup(kernel: Any) -> None:
-    # A server's kernel starts before its first agent: the SDK then loads while the server waits for
-    # work, not while a fresh server's first agent waits for its tools.
-    warm_up()
-
-
-@hookimpl
 def cao_before_terminal_create(request: Any) -> None:
     # A kernel is about to start an agent, whose MCP client will call /mcp as soon as it is up: the
-    # latest moment to start loading it, if the kernel's start did not. The request is left as it is.
+    # earliest moment to start loading it. The request is left as it is.
     warm_up()
 
 
