@@ -89,8 +89,8 @@ def _problem(run: Any, cli_name: str, problems: list[str]) -> str | None:
 
 
 def _seen(timeline: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each terminal's creation, statuses and removal in seconds from the launch: where a phase the table
-    does not name went."""
+    """Each terminal's creation, statuses, removal and kernel timeline steps in seconds from the launch:
+    where a phase the table does not name went."""
     terminals = timeline.get("terminals", [])
     launch = next((t["created"] for t in terminals if t["id"] == timeline.get("supervisor")), None)
     if launch is None:
@@ -100,7 +100,9 @@ def _seen(timeline: dict[str, Any]) -> list[dict[str, Any]]:
         return None if value is None else round(value - launch, 3)
 
     return [{"profile": t["profile"], "created": at(t["created"]), "removed": at(t["removed"]),
-             "statuses": [[status, at(since)] for status, since in t["statuses"]]} for t in terminals]
+             "statuses": [[status, at(since)] for status, since in t["statuses"]],
+             "steps": [[step["name"], at(step["at"])] for step in t.get("timeline") or ()]}
+            for t in terminals]
 
 
 def _round(value: float | None) -> float | None:
