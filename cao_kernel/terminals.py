@@ -66,7 +66,8 @@ NATIVE_DRAW_WAIT = 1.0
 # How long an answer of a completed turn may take to appear on screen before it counts as missing.
 ANSWER_DRAW_WAIT = 2.0
 # The MCP relay's steps, as it names them in its report, and as the timeline names them.
-MCP_STAGES = {"started": "mcp_started", "initialized": "mcp_initialized", "listed": "tools_listed"}
+MCP_STAGES = {"started": "mcp_started", "asked": "mcp_asked", "initialized": "mcp_initialized",
+              "listed": "tools_listed"}
 STAGE_SLACK = 60.0
 
 

@@ -246,7 +246,7 @@ def test_a_handoff_workers_timeline_has_every_step_in_order(runs):
     for worker in (*_by_profile(timeline, "planner"), *_by_profile(timeline, "writer")):
         steps = _steps(worker)
         once = ("requested", "terminal_created", "process_started", "first_screen", "cli_ready",
-                "mcp_started", "mcp_initialized", "tools_listed", "gate_open", "first_output",
+                "mcp_started", "mcp_asked", "mcp_initialized", "tools_listed", "gate_open", "first_output",
                 "answer_ready", "answer_read", "handoff_returned", "terminal_gone")
         assert all(len(steps.get(name, ())) == 1 for name in once), (worker["profile"], steps)
         # Two inputs: the task, and once the answer went back, the CLI's exit command.
@@ -255,7 +255,8 @@ def test_a_handoff_workers_timeline_has_every_step_in_order(runs):
         assert leave["at"] >= steps["handoff_returned"][0]
         at = {name: times[0] for name, times in steps.items()}
         start = ["requested", "terminal_created", "process_started", "first_screen", "cli_ready"]
-        mcp = ["process_started", "mcp_started", "mcp_initialized", "tools_listed", "gate_open"]
+        mcp = ["process_started", "mcp_started", "mcp_asked", "mcp_initialized", "tools_listed",
+               "gate_open"]
         work = ["task_typed", "first_output", "answer_ready", "answer_read", "handoff_returned",
                 "terminal_gone"]
         for order in (start, mcp, work):

@@ -59,13 +59,13 @@ async def test_an_mcp_report_adds_its_own_steps_and_wrong_times_are_left_out(mak
             agent_profile="developer", session_name="report", working_directory=workdir))
         now = time.time()
         await kernel.mcp_connected(term.id, {
-            "started": now - 0.3, "initialized": now - 0.2, "listed": now - 0.1,
+            "started": now - 0.3, "asked": now - 0.25, "initialized": now - 0.2, "listed": now - 0.1,
             "unknown": now, "other": "text",
         })
         events = await kernel.get_timeline(term.id)
         mcp = [e for e in events if e.name.startswith(("mcp_", "tools_"))]
-        assert _names(mcp) == ["mcp_started", "mcp_initialized", "tools_listed"]
-        assert [e.at for e in mcp] == [now - 0.3, now - 0.2, now - 0.1]
+        assert _names(mcp) == ["mcp_started", "mcp_asked", "mcp_initialized", "tools_listed"]
+        assert [e.at for e in mcp] == [now - 0.3, now - 0.25, now - 0.2, now - 0.1]
         assert float(mcp[-1].detail["received"]) >= now
         # A second report (a reconnecting client) does not record the steps again.
         await kernel.mcp_connected(term.id, {"started": now, "listed": now})

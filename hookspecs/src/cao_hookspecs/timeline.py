@@ -24,6 +24,7 @@ TIMELINE_STEPS = (
     "first_screen",  # the CLI drew something
     "cli_ready",  # the provider read it ready for input (detail: evidence)
     "mcp_started",  # cao's MCP server process for the agent started (as the relay reports)
+    "mcp_asked",  # the agent sent it ``initialize``
     "mcp_initialized",  # it answered the agent's ``initialize``
     "tools_listed",  # it handed back the last of the lists the agent asked for (detail: received)
     "gate_open",  # the readiness gate opened: the agent can use cao's tools (detail: settle)

@@ -683,7 +683,8 @@ def test_a_list_written_while_the_tool_list_is_answered_is_waited_for() -> None:
 
 def test_the_report_carries_the_start_up_stages(tmp_path: Path) -> None:
     """The real ``cao-mcp-server`` against the stub: its report's body gives, as wall-clock times, when
-    the process started, when it wrote the answer to ``initialize`` and when it wrote the last list's."""
+    the process started, when it read the agent's ``initialize``, when it wrote the answer to it and when
+    it wrote the last list's."""
     server = _ListingServer()
     try:
         env = {"CAO_TERMINAL_ID": "0123abcd", "CAO_API_HOST": "127.0.0.1",
@@ -700,8 +701,9 @@ def test_the_report_carries_the_start_up_stages(tmp_path: Path) -> None:
         (report,) = server.reports
         assert report["content_type"] == "application/json"
         stages = report["body"]
-        assert list(stages) == ["started", "initialized", "listed"], stages
-        assert spawned <= stages["started"] <= stages["initialized"] <= answered, (spawned, stages, answered)
+        assert list(stages) == ["started", "asked", "initialized", "listed"], stages
+        assert spawned <= stages["started"] <= stages["asked"] <= stages["initialized"] <= answered, (
+            spawned, stages, answered)
         assert answered <= stages["listed"] <= report["at"], (answered, stages, report)
     finally:
         server.close()

@@ -253,8 +253,9 @@ class Relay:
     together with those already answered. Whoever feeds the relay calls ``input_taken`` after each batch.
 
     The report carries the wall-clock times (``time.time()``) of the relay's start-up stages, so the
-    server can tell where an agent's wait went: ``started`` (the process began, as given), ``initialized``
-    (the answer to ``initialize`` was written) and ``listed`` (the last list's answer was written).
+    server can tell where an agent's wait went: ``started`` (the process began, as given), ``asked`` (the
+    agent's ``initialize`` was read), ``initialized`` (its answer was written) and ``listed`` (the last
+    list's answer was written).
     """
 
     def __init__(self, target: Target, write: Callable[[bytes], None],
@@ -299,6 +300,9 @@ class Relay:
                     self._inflight[key] = entry
                     if request.get("method") in LIST_METHODS:
                         self._listing.add(key)
+                    elif request.get("method") == "initialize":
+                        # When the agent asked, apart from when it was answered: whose wait it was.
+                        self._stages.setdefault("asked", time.time())
                 batch.append((message, body, requests, entry))
         # After the registration above, so that a cancellation read with its request finds it.
         for message, _, _, _ in batch:
