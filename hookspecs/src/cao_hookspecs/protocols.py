@@ -225,8 +225,9 @@ class KernelAPI(Protocol):
         Opens the terminal's readiness gate: tasks and inbox messages waiting for it go out. cao's MCP
         endpoint calls it for every caller that lists the tools; a terminal that has no gate, or whose
         gate is open, is left as it is. ``stages`` are the Unix times the reporter saw its own steps at
-        (``started``, ``asked``, ``initialized``, ``listed``), recorded in the terminal's timeline; other keys and
-        values that are not times are ignored. Raises ``NotFound`` for an unknown terminal.
+        (``started``, ``asked``, ``initialized``, ``listed``), recorded in the terminal's timeline;
+        other keys, and values that are not times, are ignored. Raises ``NotFound`` for an unknown
+        terminal.
         """
         ...
 

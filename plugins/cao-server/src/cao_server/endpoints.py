@@ -94,8 +94,8 @@ class Endpoint:
 
 
 # The steps an MCP client may report with its connection, as Unix times (see KernelAPI.mcp_connected).
-MCP_STAGES = {"started": "when the MCP server process started", "asked": "when the agent asked it to initialize",
-              "initialized": "when it answered initialize",
+MCP_STAGES = {"started": "when the MCP server process started",
+              "asked": "when the agent asked it to initialize", "initialized": "when it answered initialize",
               "listed": "when it handed back the last list the agent asked for"}
 
 # Who answered a prompt: one line, not blank.
