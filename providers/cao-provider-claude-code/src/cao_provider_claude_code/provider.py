@@ -40,10 +40,10 @@ def claude_code_provider() -> ProviderSpec:
         description="Claude Code, Anthropic's agent CLI",
         # Claude Code takes a bracketed paste and an Enter in one go, and queues messages typed while
         # it works. Its hooks report each turn's start and end (signals.py). It marks an MCP server
-        # connected some time after reading the server's lists: a task typed within about 0.2 s of the
-        # hand-back still met a model told the server was "still connecting".
+        # connected once every list it asked for is answered, which is when cao's relay reports it (a
+        # task typed right then met no "still connecting" server in the live runs of bench/live.py).
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, native_status=True, enter_count=1,
-                                          submit_delay=0.0, mcp_settle=0.5,
+                                          submit_delay=0.0, mcp_settle=0.0,
                                           uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
