@@ -29,6 +29,15 @@ async def _pooled(kernel) -> list:
     return found
 
 
+async def _filled(kernel, size: int) -> list:
+    """Wait until the pool holds ``size`` warm workers; those workers."""
+    async def full():
+        found = await _pooled(kernel)
+        return found if len(found) == size else None
+
+    return await eventually(full, 20, "the pool did not fill", interval=0.05)
+
+
 async def _supervisor(kernel, name: str, workdir: str):
     return await kernel.create_session(CreateTerminalRequest(
         agent_profile="supervisor", session_name=name, working_directory=workdir))
@@ -71,11 +80,7 @@ async def test_a_handoff_takes_a_warm_worker_and_the_pool_fills_again(make_kerne
 async def test_an_assign_takes_a_warm_worker_whose_task_goes_in_at_once(make_kernel, workdir):
     async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=2") as kernel:
         sup = await _supervisor(kernel, "warm-assign", workdir)
-        async def full():
-            found = await _pooled(kernel)
-            return found if len(found) == 2 else None
-
-        pooled = await eventually(full, 15, "the pool did not fill", interval=0.05)
+        pooled = await _filled(kernel, 2)
         result = await kernel.assign(sup.id, "developer", "assigned work")
         assert result.success and result.terminal_id in {t.id for t in pooled}, result
         steps = await eventually(lambda: _delivered(kernel, result.terminal_id), 10, "task not typed", 0.02)
@@ -209,12 +214,7 @@ async def test_warm_workers_start_one_at_a_time_and_a_delegation_does_not_wait_f
         make_kernel, workdir):
     async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="developer=3") as kernel:
         sup = await _supervisor(kernel, "queue", workdir)
-
-        async def all_three():
-            found = await _pooled(kernel)
-            return found if len(found) == 3 else None
-
-        pooled = await eventually(all_three, 20, "the pool did not fill", interval=0.05)
+        pooled = await _filled(kernel, 3)
         steps = [await kernel.get_timeline(t.id) for t in pooled]
         spans = sorted((s[0].at, next(e.at for e in s if e.name == "cli_ready")) for s in steps)
         # Each started once the one before it was ready.
