@@ -178,6 +178,7 @@ class Kernel:
             terminals.attach_prompts(prompts)
             pools = self.pools = WarmPools(terminals=terminals, hooks=self.hooks,
                                            load_profile=self.profiles.load, settings=self.settings)
+            terminals.on_new_session = pools.session_launched
             orchestration = self.orchestration = Orchestration(
                 terminals=terminals, delivery=delivery, hooks=self.hooks, assigns=assigns,
                 load_profile=self.profiles.load, pending_cap=PendingCap.from_settings(self.settings),
@@ -258,10 +259,7 @@ class Kernel:
     # -- sessions and terminals (KernelAPI) -------------------------------------------------------
 
     async def create_session(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
-        terminal = await (await self._terminals()).create_session(request, wait_ready=wait_ready)
-        if self.pools is not None:
-            self.pools.session_launched(terminal)
-        return terminal
+        return await (await self._terminals()).create_session(request, wait_ready=wait_ready)
 
     async def create_terminal(self, request: CreateTerminalRequest, *, wait_ready: bool = True) -> Terminal:
         return await (await self._terminals()).create_terminal(request, wait_ready=wait_ready)

@@ -104,9 +104,11 @@ class WarmPools:
 
     # -- filling ----------------------------------------------------------------------------------
 
-    def session_launched(self, terminal: Terminal) -> None:
-        """A session was launched: start filling the settings' pools for its directory and provider."""
-        if self._closed or not self._configured or terminal.working_directory is None:
+    def session_launched(self, terminal: Terminal, extra: Mapping[str, str]) -> None:
+        """A session's first terminal started (``Terminals.on_new_session``): start filling the settings'
+        pools for its directory and provider, alongside its own start (not a pool's own session)."""
+        if (self._closed or not self._configured or terminal.working_directory is None
+                or POOL_KEY in extra):
             return
         for name in self._configured:
             try:

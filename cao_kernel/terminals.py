@@ -107,6 +107,9 @@ class Terminals:
     _starting: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
     # Every terminal's steps, live and recently removed; orchestration records its own steps here too.
     timelines: Timelines = attrs.field(init=False, factory=Timelines)
+    # Told of every new session's first terminal once its program runs (warm pools start filling then).
+    on_new_session: Callable[[Terminal, Mapping[str, str]], None] | None = attrs.field(init=False,
+                                                                                      default=None)
     _settle: float | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
@@ -361,6 +364,8 @@ class Terminals:
         try:
             await self._io.run(self.backend.create_terminal, launch)
             self.timelines.record(terminal_id, "process_started")
+            if new_session and self.on_new_session is not None:
+                self.on_new_session(live.terminal(), live.extra)
             await self._io.run(self.backend.watch, terminal_id, self._watch.on_event)
             self._watch.refresh(live)
             if wait_ready:
