@@ -17,7 +17,9 @@ none left the bench exits 0 having written why. A failed run is kept with its er
 exits 1.
 
 ``--env NAME=VALUE`` (repeatable) gives the runner's server and agents a setting, ``--label`` names the
-column its numbers go in (say ``--env CAO_POOL_...=2 --label pool`` for warm workers).
+column its numbers go in (say ``--env CAO_POOLS=report_generator=1 --label pool`` for a warm report
+generator). Columns measured earlier under other labels stay in the JSON and the table, so a run
+without a label and one with ``--label pool`` end side by side (remove the JSON to start over).
 
 Run: uv run python bench/live.py [--runs 5] [--cli claude_code] [--env NAME=VALUE --label NAME]
 """
@@ -146,6 +148,19 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     return format_table(headers, rows)
 
 
+def _earlier_results(label: str) -> dict[str, dict[str, Any]]:
+    """Results of earlier runs under other labels, from bench/results/live.json ({} when none)."""
+    import json
+
+    try:
+        earlier = json.loads((ROOT / "bench" / "results" / "live.json").read_text(encoding="utf-8"))
+        kept = {cli: {other: found for other, found in by_label.items() if other != label}
+                for cli, by_label in dict(earlier.get("results") or {}).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {cli: by_label for cli, by_label in kept.items() if by_label}
+
+
 def _env_pair(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name:
@@ -183,7 +198,7 @@ def main() -> int:
             print(f"{cli} run {i + 1}/{args.runs}: {shown}; "
                   f"requests before cao's tools: {record['requests_before_cao_tools']}", flush=True)
 
-    results = {cli: {args.label: {**summary(found), "runs": found}} for cli, found in runs.items()
+    results = {cli: {args.label: {**summary(found), "env": env, "runs": found}} for cli, found in runs.items()
                if cli not in skipped}
     data: dict[str, Any] = {
         "machine": machine(), "runs": args.runs, "label": args.label, "env": env,
@@ -200,8 +215,12 @@ def main() -> int:
     for cli, by_label in results.items():
         found = by_label[args.label]
         print(f"{cli}: {found['runs_ok']} runs finished, {found['runs_failed']} failed")
+    # Columns measured earlier under other labels stay, side by side with these (with and without a pool).
+    data["results"] = merged = _earlier_results(args.label)
+    for cli, by_label in results.items():
+        merged.setdefault(cli, {}).update(by_label)
     print()
-    print(table(results))
+    print(table(merged))
     if not data["kernel_timeline"]:
         print("\n'-': the runner's timeline holds no per-terminal kernel timeline yet")
     path = write_result("live", data)
