@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from cao_hookspecs import AgentProfile, CreateTerminalRequest, Terminal, TimelineEvent
+from cao_hookspecs.names import POOL_SESSION_PREFIX
 
 from .errors import CaoError
 from .pool_config import PoolConfig, parse_pool, parse_settings
@@ -39,8 +40,6 @@ log = logging.getLogger(__name__)
 
 #: Stored with a pooled terminal (``LiveTerminal.extra``) until it is taken.
 POOL_KEY = "cao.pool"
-#: How a pooled terminal's session is named.
-POOL_SESSION_PREFIX = "pool-"
 
 
 @attrs.frozen

@@ -25,6 +25,8 @@ CALL_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}\Z")
 PROMPT_ID_RE = re.compile(r"^[0-9a-f]{8}-[1-9][0-9]{0,9}\Z")
 MODEL_RE = re.compile(r"^[A-Za-z0-9._:/-]{1,128}\Z")
 SESSION_PREFIX = "cao-"
+#: The sessions of warm workers (pools), each holding one agent started ahead for a delegation.
+POOL_SESSION_PREFIX = SESSION_PREFIX + "pool-"
 # A session name as a caller may give it: the kernel adds ``cao-`` when it is missing, and the result must
 # still be a session name, so an unprefixed name has four characters less room.
 SESSION_ARG_RE = re.compile(r"^(?:cao-[A-Za-z0-9_-]{0,60}|[A-Za-z0-9_][A-Za-z0-9_-]{0,59})\Z")

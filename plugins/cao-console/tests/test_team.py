@@ -191,3 +191,11 @@ def test_a_worker_whose_caller_is_gone_or_caught_in_a_cycle_still_shows():
         record("0000000c", caller="0000000f")]}]})
     roots, children = team.sessions["cao-s"].roots_and_children()
     assert sorted(m.id for m in roots) == ["0000000a", "0000000b", "0000000c"] and not children
+
+
+def test_a_warm_pool_session_is_labelled_as_one():
+    from cao_console.render import session_label
+    from cao_console.team import Session
+
+    assert session_label(Session(name="cao-pool-1a2b3c4d")).plain == "cao-pool-1a2b3c4d  0 terminals  warm pool"
+    assert session_label(Session(name="cao-team")).plain == "cao-team  0 terminals"

@@ -61,9 +61,14 @@ def waiting_text(waits: Sequence[Waiting], names: Mapping[str, str] | None = Non
 
 
 def session_label(session: Session) -> Text:
+    from cao_hookspecs.names import POOL_SESSION_PREFIX
+
     count = len(session.members)
-    return Text.assemble((printable(session.name), "bold"), (f"  {count} terminal{'s' if count != 1 else ''}",
-                                                             "dim"))
+    label = Text.assemble((printable(session.name), "bold"),
+                          (f"  {count} terminal{'s' if count != 1 else ''}", "dim"))
+    if session.name.startswith(POOL_SESSION_PREFIX):
+        label.append("  warm pool", "cyan")
+    return label
 
 
 def member_label(member: Member, names: Mapping[str, str] | None = None) -> Text:

@@ -201,3 +201,21 @@ def test_what_each_terminal_waits_for_and_what_agents_wrote_are_shown_as_text(co
     evidence = lead.locator("> .detail .evidence").inner_text()
     assert evidence == hostile.replace("\x1b", "\u241b")
     assert page.locator("main script, main img").count() == 0
+
+
+def test_a_warm_workers_session_is_marked_as_a_pool(console):
+    """Warm workers wait in sessions of their own (cao-pool-*) until a delegation takes one."""
+    live_team_page(console)
+    pooled = start_session(console.server, session_name="cao-pool-0badc0de")
+    plain = start_session(console.server, session_name="not-a-pool")
+    page = console.page
+    head = page.locator(f'section.session[data-session="{pooled["session_name"]}"] .session-head')
+    head.wait_for()
+    badge = head.locator(".badge.pool")
+    assert badge.inner_text() == "warm pool" and "started ahead" in badge.get_attribute("title")
+    other = page.locator(f'section.session[data-session="{plain["session_name"]}"] .session-head')
+    other.wait_for()
+    assert other.locator(".badge.pool").count() == 0
+    with api(console.server) as http:
+        for session in (pooled, plain):
+            http.delete(f"/sessions/{session['session_name']}")

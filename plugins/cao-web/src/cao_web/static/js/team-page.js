@@ -61,6 +61,11 @@ export function mount(root) {
       { class: 'session', dataset: { session: name }, 'aria-label': `session ${name}` },
       h('header', { class: 'session-head' },
         h('h2', {}, name),
+        // A warm worker's own session (cao_hookspecs.names.POOL_SESSION_PREFIX) until a delegation takes it.
+        name.startsWith('cao-pool-')
+          ? h('span', { class: 'badge pool', title: 'a warm worker, started ahead for a handoff or assign' },
+            'warm pool')
+          : null,
         where ? h('span', { class: 'dim', title: `working directory: ${where}` }, shortPath(where)) : null,
         h('span', { class: 'spacer' }),
         h('a', { class: 'button', href: `#/messages/${encodeURIComponent(name)}` }, 'Messages'),
