@@ -110,13 +110,13 @@ class WarmPools:
                 or POOL_KEY in extra):
             return
         for name in self._configured:
+            # A pool that cannot fill is reported; the session it was to serve starts regardless.
             try:
                 profile = self._load_profile(name)
+                provider = profile.provider or terminal.provider
+                self._fill(PoolKey(name, provider, _real(terminal.working_directory)), profile)
             except CaoError as exc:
                 log.warning("pool of profile %r: %s", name, exc)
-                continue
-            provider = profile.provider or terminal.provider
-            self._fill(PoolKey(name, provider, _real(terminal.working_directory)), profile)
 
     def _fill(self, key: PoolKey, profile: AgentProfile) -> None:
         config = self.config(profile)

@@ -231,3 +231,11 @@ async def test_warm_workers_start_one_at_a_time_and_a_delegation_does_not_wait_f
             names = _names(await kernel.get_timeline(result.terminal_id))
             kinds.append("warm" if "pool_taken" in names else "fresh")
         assert sorted(kinds) == ["fresh", "warm"], kinds
+
+
+async def test_a_pool_for_a_profile_that_does_not_exist_does_not_stop_a_launch(make_kernel, workdir, caplog):
+    async with make_kernel(agents=("supervisor", "developer"), CAO_POOLS="nobody=1,developer=1") as kernel:
+        await _supervisor(kernel, "missing", workdir)
+        (warm,) = await _filled(kernel, 1)
+        assert warm.agent_profile == "developer"
+    assert "pool of profile 'nobody'" in caplog.text
