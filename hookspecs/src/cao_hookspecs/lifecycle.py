@@ -222,6 +222,10 @@ def cao_after_session_killed(session_name: str, terminal_ids: list[str]) -> None
 def cao_after_terminal_created(terminal: Terminal) -> None:
     """A terminal was created and its agent CLI started.
 
+    Also called when a warm worker (started ahead in its own ``cao-pool-*`` session) is taken by a
+    delegation: it then appears in its caller's session, with its new ``session_name`` and
+    ``caller_id``, as any new worker does.
+
     Kind: observer.
 
     :param terminal: the new terminal (status as first detected, often ``unknown``).
