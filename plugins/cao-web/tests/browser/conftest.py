@@ -32,6 +32,15 @@ mockBehaviour: permission
 ---
 You ask before you run anything.
 """
+WARM = """---
+name: warm_helper
+description: Kept started ahead, one at a time
+provider: mock_cli
+pool:
+  size: 1
+---
+You help.
+"""
 # Flags for a headless chromium in a container: no GPU, no network features nobody uses here.
 CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--disable-sync", "--disable-extensions"]
 # Read at import: each test runs with every CAO_* variable of the shell removed.
@@ -79,6 +88,7 @@ def console_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         if profile.name != "README.md":
             shutil.copy(profile, home / "agent-store" / profile.name)
     (home / "agent-store" / "careful.md").write_text(CAREFUL, encoding="utf-8")
+    (home / "agent-store" / "warm_helper.md").write_text(WARM, encoding="utf-8")
     with private_tmux_socket() as tmux:
         env = server_env(home, tmux, PLUGINS)
         # The mock agents import the example's behaviours from the repository.

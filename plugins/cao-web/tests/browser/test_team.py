@@ -203,19 +203,32 @@ def test_what_each_terminal_waits_for_and_what_agents_wrote_are_shown_as_text(co
     assert page.locator("main script, main img").count() == 0
 
 
-def test_a_warm_workers_session_is_marked_as_a_pool(console):
-    """Warm workers wait in sessions of their own (cao-pool-*) until a delegation takes one."""
+def test_a_warm_worker_shows_in_its_pool_then_moves_under_the_caller_that_takes_it(console):
+    """warm_helper keeps one agent started ahead (its profile's pool): after a first delegation starts the
+    pool, its agent waits in a session marked as a pool, and the next delegation's worker is that agent,
+    shown under its caller with no reload while the pool's session goes and the pool fills again."""
     live_team_page(console)
-    pooled = start_session(console.server, session_name="cao-pool-0badc0de")
-    plain = start_session(console.server, session_name="not-a-pool")
     page = console.page
-    head = page.locator(f'section.session[data-session="{pooled["session_name"]}"] .session-head')
-    head.wait_for()
-    badge = head.locator(".badge.pool")
-    assert badge.inner_text() == "warm pool" and "started ahead" in badge.get_attribute("title")
-    other = page.locator(f'section.session[data-session="{plain["session_name"]}"] .session-head')
-    other.wait_for()
-    assert other.locator(".badge.pool").count() == 0
+    boss = start_session(console.server, session_name="warm-boss")
     with api(console.server) as http:
-        for session in (pooled, plain):
-            http.delete(f"/sessions/{session['session_name']}")
+        def assign() -> str:
+            done = http.post(f"/terminals/{boss['id']}/assign",
+                             params={"agent_profile": "warm_helper", "message": "help"})
+            assert done.status_code == 200, done.text
+            return done.json()["terminal_id"]
+
+        first = assign()
+        pool = page.locator("section.session:has(.session-head .badge.pool)")
+        pool.first.wait_for()
+        badge = pool.first.locator(".session-head .badge.pool")
+        assert badge.inner_text() == "warm pool" and "started ahead" in badge.get_attribute("title")
+        (pooled,) = [t["id"] for s in http.get("/team").json()["sessions"] if s["name"].startswith("cao-pool-")
+                     for t in s["terminals"]]
+        taken = assign()
+        assert taken == pooled and taken != first
+        page.locator(f'section.session[data-session="{boss["session_name"]}"] '
+                     f'li.terminal[data-terminal-id="{boss["id"]}"] li[data-terminal-id="{taken}"]').wait_for()
+        page.locator(f'section.session:not([data-session="{boss["session_name"]}"]) '
+                     f'li[data-terminal-id="{taken}"]').wait_for(state="detached")
+        assert page.evaluate("window.__same_page") is True
+        http.delete(f"/sessions/{boss['session_name']}")

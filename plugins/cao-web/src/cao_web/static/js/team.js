@@ -246,24 +246,32 @@ function apply(event, { quiet = false } = {}) {
   }
 }
 
+/** Take a terminal out of the model (and its session, when it was the last there). */
+function leave(t) {
+  terminals.delete(t.id);
+  if (![...terminals.values()].some((o) => o.session_name === t.session_name)) {
+    sessions.delete(t.session_name);
+  }
+  return { kind: 'removed', terminal: t };
+}
+
 /** Apply one event; returns its change to the terminal it is about, and adds others' to `also`. */
 function applyToModel(event, also) {
   switch (event.event) {
     case 'terminal_created': {
-      if (terminals.has(event.terminal.id)) return null;
+      const known = terminals.get(event.terminal.id);
+      if (known && known.session_name === event.terminal.session_name) return null;
+      // Announced again in another session: a warm worker a delegation took. It leaves its pool.
+      if (known) also.push(leave(known));
       return { kind: 'added', terminal: adopt(event.terminal) };
     }
     case 'terminal_removed': {
       const t = terminals.get(event.terminal.id);
       if (!t) return null;
-      terminals.delete(t.id);
       for (const other of terminals.values()) {
         if (other.handoffs.delete(t.id)) also.push({ kind: 'changed', terminal: other });
       }
-      if (![...terminals.values()].some((o) => o.session_name === t.session_name)) {
-        sessions.delete(t.session_name);
-      }
-      return { kind: 'removed', terminal: t };
+      return leave(t);
     }
     case 'status': {
       const t = terminals.get(event.terminal_id);
