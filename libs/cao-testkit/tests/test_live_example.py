@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cao_kernel.orchestration import assign_suffix
-from cao_testkit.live_example import MARKERS, PHASES, AssignModels, phases
+from cao_testkit.live_example import MARKERS, PHASES, AssignModels, phases, short_name
 from cao_testkit.models import Conversation, Message, ToolCall
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -113,3 +113,13 @@ def test_analysts_think_before_their_first_answer_only_and_the_report_generator_
     assert template.delay == 2.0 and template.text.startswith("DATA ANALYSIS REPORT")
     # The test's models answer at once.
     assert AssignModels(ROOT).data_analyst(_asked("data_analyst", task, tools=(send,))).delay == 0.0
+
+
+@pytest.mark.parametrize("offered", ["mcp__cao-mcp-server__send_message", "mcp_cao-mcp-server_send_message"])
+def test_an_analyst_finds_caos_tool_under_each_clis_name_for_it(offered: str):
+    # Claude Code and Codex join server and tool with "__", Gemini CLI with "_", and names hold "_" too.
+    task = "Analyze dataset A: [1, 2, 3]. Compute n, the mean." + assign_suffix("abcd1234")
+    tools = (offered, "mcp_cao-mcp-server_answer_user_prompt", "read_file")
+    answer = AssignModels(ROOT).data_analyst(_asked("data_analyst", task, tools=tools))
+    assert [call.name for call in answer.tool_calls] == [offered]
+    assert short_name(offered) == "send_message" and short_name("read_file") == "read_file"

@@ -49,6 +49,7 @@ __all__ = [
     "claude_code",
     "codex",
     "expected_report",
+    "gemini_cli",
     "phases",
     "run_assign",
     "short_name",
@@ -72,8 +73,11 @@ RUN_SETTLE = 2.0
 
 
 def short_name(name: str) -> str:
-    """A tool's own name without the CLI's server prefix (``mcp__cao__assign`` -> ``assign``)."""
-    return name.rsplit("__", 1)[-1]
+    """A tool's own name without the CLI's server prefix (``mcp__cao__assign`` -> ``assign``). Gemini CLI
+    joins with single underscores (``mcp_cao-mcp-server_assign``), and a server's or a tool's name may hold
+    them too, so cao's own tools are found by their names."""
+    own = [tool for tool in CAO_TOOLS if name == tool or name.endswith("_" + tool)]
+    return own[0] if own else name.rsplit("__", 1)[-1]
 
 
 def expected_report(root: Path, provider: str) -> str:
@@ -120,11 +124,11 @@ class AssignModels:
     def _tool(self, conversation: Conversation, name: str) -> str | None:
         """The name under which the CLI offers cao's tool ``name`` to the model, None when it does not
         (yet). A tool found through the CLI's own tool search counts too (see :meth:`_use`)."""
-        found = {t for t in offered_tools(conversation) if t.endswith("__" + name) and "cao" in t}
+        found = {t for t in offered_tools(conversation) if short_name(t) == name and "cao" in t}
         for message in conversation.messages:
             for result in message.tool_results:
                 found.update(t for t in SEARCHED_RE.findall(result.output)
-                             if t.endswith("__" + name) and "cao" in t)
+                             if short_name(t) == name and "cao" in t)
         assert len(found) <= 1, f"several cao tools {name!r}: {sorted(found)}"
         return found.pop() if found else None
 
@@ -295,7 +299,22 @@ def codex(folder: Path, roles: RoleScript) -> ScriptedCli:
     return ScriptedCli(version=cli.version, server=server, model_env=env, path=[cli.bin_dir])
 
 
-CLIS: dict[str, Callable[[Path, RoleScript], ScriptedCli]] = {"claude_code": claude_code, "codex": codex}
+def gemini_cli(folder: Path, roles: RoleScript) -> ScriptedCli:
+    """Gemini CLI at its newest tested version, against a Gemini API server answering ``roles``, pointed
+    at it as the provider's live tests do (API-key sign-in, the server's base URL). The example's profiles
+    name no model, so the CLI routes each task itself (a side request, answered by the server's side
+    answer) and asks for the model it picked; the server answers whichever model is asked."""
+    from .models.cli import install_npm_cli
+    from .models.gemini import GeminiServer
+
+    cli = install_npm_cli("@google/gemini-cli", _newest_tested("gemini_cli"), "gemini")
+    server = GeminiServer(roles).start()
+    env = {**server.client_env(), "CAO_GEMINI_CLI_BIN": str(cli.binary), "TERM": "xterm-256color"}
+    return ScriptedCli(version=cli.version, server=server, model_env=env)
+
+
+CLIS: dict[str, Callable[[Path, RoleScript], ScriptedCli]] = {
+    "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli}
 
 
 # -- one run ------------------------------------------------------------------------------------------
