@@ -1,10 +1,10 @@
-"""The assign example on the real Claude Code and Codex CLIs, each against a scripted model server: how
-long a delegation takes, phase by phase.
+"""The assign example on the real Claude Code, Codex and Gemini CLI, each against a scripted model server:
+how long a delegation takes, phase by phase.
 
 Each run is what tests/test_examples_live.py runs (``examples/run_example.py assign --provider P
 --timeline FILE``, through cao_testkit.live_example), except that the models take time as real ones
 do: each data analyst thinks 3 s before its first answer, the report generator 2 s. The CLIs take
-turns run by run, so a change in the machine's load falls on both. From each run's timeline come the
+turns run by run, so a change in the machine's load falls on all of them. From each run's timeline come the
 phases of ``cao_testkit.live_example.PHASES``: the supervisor's launch until it is ready, the report
 generator's handoff and its parts, the whole example (launch to the final report). Most of them need
 the kernel's per-terminal timeline in the runner's JSON; without it they show ``-`` and the phases the
