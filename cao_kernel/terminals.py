@@ -660,7 +660,11 @@ class Terminals:
         return ids
 
     async def _removed(self, live: LiveTerminal) -> None:
-        """Forget a killed terminal and its private files, fail what waits for it, tell observers."""
+        """Forget a killed terminal and its private files, fail what waits for it, tell observers. Once:
+        a terminal removed meanwhile by another path (its session deleted while a finished handoff's
+        worker was being dismissed) is not reported again."""
+        if self._live.get(live.id) is not live:
+            return
         if self._prompts is not None:
             self._prompts.forget(live.id)
         self._live.pop(live.id, None)
