@@ -106,6 +106,22 @@ def answer_reader(provider: ProviderSpec | None) -> Callable[[str], str | None] 
     return answer_of
 
 
+def pending_reader(provider: ProviderSpec | None) -> Callable[[str], str] | None:
+    """The provider's reader of unsent prompt text as the status tracker uses it: '' where it breaks."""
+    read = provider.pending_input if provider is not None else None
+    if read is None:
+        return None
+
+    def pending_of(screen: str) -> str:
+        try:
+            pending = read(screen)
+        except Exception:  # noqa: BLE001 - nothing readable; a broken reader must not stop tracking
+            return ""
+        return pending if isinstance(pending, str) else ""
+
+    return pending_of
+
+
 def metadata_of(record: Terminal) -> dict[str, str]:
     return {
         "provider": record.provider,

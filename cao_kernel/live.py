@@ -35,6 +35,8 @@ class LiveTerminal:
     extra: dict[str, str] = attrs.field(factory=dict)
     # The prompt open on screen (the kernel's prompt desk keeps it), shown with the record.
     prompt: OpenPrompt | None = None
+    # The check that the latest input left the prompt (``cao_kernel.resubmit``), while it runs.
+    submit_check: asyncio.Task[None] | None = None
 
     @property
     def id(self) -> str:

@@ -13,7 +13,8 @@ a paste plus a provider's submit delay can take longer than the window itself. A
 busy screen to be seen ends the latch early when the tracker can read answers (``answer_of``, the
 provider's last-message extraction): a ready screen whose answer differs from the one shown at input is
 the new turn's. Neither answer may contain the other, so the old answer cut short by a scroll does not
-count as new.
+count as new. ``turn_started`` says whether the input's turn has shown itself (a native ``processing``,
+or a busy screen that is not merely the typed text waiting at the prompt, read by ``pending_of``).
 
 Native signals come before the screen. The rules, in order:
 
@@ -67,9 +68,11 @@ class StatusTracker:
     def __init__(
         self, terminal_id: str, on_change: StatusListener | None = None, *, input_settle: float = 2.0,
         answer_of: AnswerReader | None = None, native_ends: bool = False,
-        late_end_window: float = LATE_END_WINDOW,
+        late_end_window: float = LATE_END_WINDOW, pending_of: Callable[[str], str] | None = None,
     ) -> None:
         self.terminal_id = terminal_id
+        self._pending_of = pending_of
+        self._turn_started = False
         self._answer_of = answer_of
         self._answer_at_input: object = _UNREAD
         # How long a ready reading on the unchanged pre-input screen is distrusted after the input went
@@ -104,6 +107,11 @@ class StatusTracker:
         return self.report.status
 
     @property
+    def turn_started(self) -> bool:
+        """Whether a turn has shown itself since the latest input (see the module docstring)."""
+        return self._turn_started
+
+    @property
     def native_held(self) -> StatusReport | None:
         """The native report currently held over the screen, if any."""
         return self._native
@@ -115,6 +123,9 @@ class StatusTracker:
         observed.set()
         if self._final or report is None:
             return
+        if report.status == TerminalStatus.PROCESSING and not self._turn_started:
+            # Some CLIs' screens read busy while typed text waits at their prompt: that is no turn yet.
+            self._turn_started = self._pending_of is None or not self._pending_of(screen)
         self._last_reading = report
         if self._native is not None and not self._screen_overrides_native(report):
             return
@@ -162,6 +173,7 @@ class StatusTracker:
         if self._final or report.status == TerminalStatus.UNKNOWN:
             return
         if report.status == TerminalStatus.PROCESSING:
+            self._turn_started = True
             self._native_turns = True
             self._awaiting_native_start = False
         elif report.status.ready and self._awaiting_native_start:
@@ -204,6 +216,7 @@ class StatusTracker:
         if self._final:
             return
         self._clear_latch()
+        self._turn_started = False
         self._before_input = (self._native, self._native_baseline, self._awaiting_native_start)
         self._native = None
         self._awaiting_native_start = self._native_turns

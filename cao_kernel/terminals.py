@@ -39,7 +39,7 @@ from cao_hookspecs import (
     TerminalStatus,
 )
 
-from . import launching, validate
+from . import launching, resubmit, validate
 from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, NotSupported, Timeout
 from .live import LiveTerminal
 from .readiness import Gates, McpGate, connect_timeout, settle_override
@@ -150,6 +150,7 @@ class Terminals:
             signals.close()
         for live in self._live.values():
             live.tracker.detach()
+            self._stop_submit_check(live)
         refreshing = [live.refresh_task for live in self._live.values() if live.refresh_task is not None]
         for task in refreshing:
             task.cancel()
@@ -208,6 +209,7 @@ class Terminals:
 
     async def deliver(self, live: LiveTerminal, message: Message) -> DeliveryReceipt | None:
         """Type a message into the terminal through ``cao_deliver_message`` (exceptions propagate)."""
+        self._stop_submit_check(live)
         self.timelines.typing(live.id)  # first: noting the input may already report the turn begun
         live.tracker.note_input()
         try:
@@ -221,6 +223,7 @@ class Terminals:
             raise
         live.tracker.input_sent()  # the settle window counts from the last Enter, not from before the paste
         self.timelines.typed(live.id, live.tracker.screen, {"message": message.id})
+        self._check_submitted(live, message.body)
         return receipt
 
     async def input_mark(self, terminal_id: str) -> InputMark | None:
@@ -394,7 +397,8 @@ class Terminals:
         tracker = StatusTracker(record.id, on_change=lambda old, new: self._status_changed(live, old, new),
                                 input_settle=float(self._settings.get("CAO_INPUT_SETTLE") or 2.0),
                                 answer_of=launching.answer_reader(provider),
-                                native_ends=provider is not None and provider.native_signal is not None)
+                                native_ends=provider is not None and provider.native_signal is not None,
+                                pending_of=launching.pending_reader(provider))
         live = LiveTerminal(record=record, provider=provider, tracker=tracker,
                             started=asyncio.get_running_loop().create_future())
         self._live[record.id] = live
@@ -472,6 +476,7 @@ class Terminals:
         self._live.pop(live.id, None)
         self.timelines.end(live.id)
         self._gates.discard(live.id)
+        self._stop_submit_check(live)
         try:
             await self._io.run(self.backend.unwatch, live.id)
             if kill_session:
@@ -584,6 +589,7 @@ class Terminals:
     async def _type(self, live: LiveTerminal, text: str, *, mark: str | None = None,
                     what: str | None = None) -> None:
         caps = live.provider.capabilities if live.provider else None
+        self._stop_submit_check(live)
         self.timelines.typing(live.id)  # first: noting the input may already report the turn begun
         live.tracker.note_input()
         try:
@@ -600,6 +606,44 @@ class Terminals:
         live.tracker.input_sent()
         self.timelines.typed(live.id, live.tracker.screen,
                              {key: value for key, value in (("mark", mark), ("input", what)) if value})
+        self._check_submitted(live, text)
+
+    def _check_submitted(self, live: LiveTerminal, typed: str) -> None:
+        """Make sure ``typed`` left the prompt after its Enter, in the background (see
+        ``cao_kernel.resubmit``)."""
+        provider = live.provider
+        if provider is None or provider.pending_input is None or not resubmit.typed_key(typed):
+            return
+
+        async def capture() -> str:
+            return await self._io.run(self.backend.capture, live.id)
+
+        async def press(attempt: int) -> None:
+            await self._io.run(self.backend.send_keys, live.id, ["Enter"])
+            live.tracker.input_sent()  # the settle window counts from the last Enter
+            self.timelines.record(live.id, "input_resubmitted", detail={"attempt": attempt})
+            log.info("terminal %s: the input typed still sat at the prompt, unsent; Enter pressed again "
+                     "(attempt %d)", live.id, attempt)
+
+        check = asyncio.ensure_future(resubmit.resubmit_unsent(live.tracker, provider, typed,
+                                                               capture=capture, press=press))
+        live.submit_check = check
+        check.add_done_callback(lambda done: self._submit_checked(live, done))
+
+    @staticmethod
+    def _submit_checked(live: LiveTerminal, check: asyncio.Future[None]) -> None:
+        if live.submit_check is check:
+            live.submit_check = None
+        if not check.cancelled() and check.exception() is not None:
+            # A terminal lost meanwhile, a backend that refused the key: the input stays as typed.
+            log.warning("terminal %s: checking that the input was submitted failed: %s", live.id,
+                        check.exception())
+
+    @staticmethod
+    def _stop_submit_check(live: LiveTerminal) -> None:
+        if live.submit_check is not None:
+            live.submit_check.cancel()
+            live.submit_check = None
 
     async def send_keys(self, terminal_id: str, key: str) -> None:
         live = self.live(terminal_id)
@@ -671,6 +715,7 @@ class Terminals:
         self._gates.discard(live.id)
         self.timelines.end(live.id)
         live.tracker.close()
+        self._stop_submit_check(live)
         if live.refresh_task is not None:
             live.refresh_task.cancel()
         await self._remove_runtime_dir(live.id)

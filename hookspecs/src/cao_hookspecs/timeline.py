@@ -15,8 +15,9 @@ import attrs
 from .prompts import _string_mapping
 
 #: The kernel's steps, in the order a delegated worker goes through them. Every one is recorded once per
-#: terminal except ``task_typed``, ``first_output`` and ``answer_ready`` (once per input and turn), and
-#: those after ``cli_ready`` that a terminal's path does not take.
+#: terminal except ``task_typed``, ``input_resubmitted``, ``first_output`` and ``answer_ready`` (once per
+#: input and turn; ``input_resubmitted`` at most twice per input), and those after ``cli_ready`` that a
+#: terminal's path does not take.
 TIMELINE_STEPS = (
     "requested",  # a handoff or assign asked for this worker (detail: kind, caller)
     "terminal_created",  # its record was made (the terminal's created_at)
@@ -31,6 +32,7 @@ TIMELINE_STEPS = (
     "gate_failed",  # the gate's bounded wait ran out
     "pool_taken",  # a warm worker was handed to a delegation (detail: pooled_for seconds)
     "task_typed",  # an input was typed and submitted (detail: mark or message)
+    "input_resubmitted",  # the input still sat at the prompt, unsent: Enter pressed again (detail: attempt)
     "first_output",  # the CLI's first screen change after the input went out
     "answer_ready",  # the turn ended (``completed``, or ``idle`` after its first output)
     "answer_read",  # a handoff read the answer from the screen

@@ -347,6 +347,11 @@ class ProviderSpec:
       shows (permission, question, menu, start-up dialog), with every option's keys as they pick it from
       that screen; None when the screen shows no prompt the provider can read. It must never raise, and
       never find a prompt on a screen that shows none (scrollback of an answered prompt included).
+    - ``pending_input(screen) -> str``, optional: the text typed at the CLI's prompt and not submitted
+      yet, '' when there is none (or only a placeholder hint shows). It must never raise. With it the
+      kernel presses Enter again when an input it typed is still sitting at the prompt once the
+      provider's ``submit_delay`` and a moment have passed (a CLI busy starting can take the Enter as a
+      newline); without it the kernel cannot tell, and never does.
     """
 
     name: str
@@ -366,6 +371,7 @@ class ProviderSpec:
     model_endpoint: Callable[[Mapping[str, str]], str | None] | None = None
     native_signal: Callable[[str, Mapping[str, Any]], StatusReport | None] | None = None
     read_prompt: Callable[[str], Prompt | None] | None = None
+    pending_input: Callable[[str], str] | None = None
 
 
 @attrs.frozen(kw_only=True)

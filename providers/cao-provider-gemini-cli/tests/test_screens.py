@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cao_hookspecs import TerminalStatus
-from cao_provider_gemini_cli.provider import TESTED_VERSIONS
+from cao_provider_gemini_cli.provider import TESTED_VERSIONS, gemini_cli_provider
 from cao_provider_gemini_cli.screen import detect_status, extract_last_message, parse_screen
 from cao_testkit.recorded_screens import manifest, screen_text
 
@@ -54,6 +54,14 @@ def test_text_typed_but_not_sent_keeps_the_last_turns_reading():
     assert extract_last_message(typed) == extract_last_message(done)
     idle = screen("idle")
     assert detect_status(replace_row(idle, r"Type your message", " * hello")) == detect_status(idle)
+
+
+def test_the_provider_record_reads_the_unsent_text_at_the_prompt():
+    # The kernel presses Enter again when a typed task still sits there (a busy start-up's newline).
+    pending = gemini_cli_provider().pending_input
+    assert pending is not None
+    assert pending(replace_row(screen("idle"), r"Type your message", " * Run the tests")) == "Run the tests"
+    assert pending(screen("idle")) == ""
 
 
 def test_readings_of_two_turns_differ_even_with_the_same_answer():

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 from cao_hookspecs import Prompt, StatusReport, TerminalStatus
 
-__all__ = ["EVIDENCE_LENGTH", "never_raising", "read_safely", "report"]
+__all__ = ["EVIDENCE_LENGTH", "never_raising", "pending_reader", "read_safely", "report"]
 
 #: Evidence is cut to this many characters: it names the rule and the row that decided, and is logged
 #: and shown on every status change.
@@ -41,3 +42,16 @@ def never_raising(read: Callable[[str], Prompt | None]) -> Callable[[str], Promp
             return None
 
     return safe
+
+
+def pending_reader(parse: Callable[[str], Any]) -> Callable[[str], str]:
+    """A ``ProviderSpec.pending_input`` from a screen parser whose screens have a ``pending_input``
+    property: '' where parsing raises (the kernel then presses nothing)."""
+
+    def pending(screen: str) -> str:
+        try:
+            return str(parse(screen).pending_input)
+        except Exception:  # noqa: BLE001 - the kernel's reader must never raise
+            return ""
+
+    return pending

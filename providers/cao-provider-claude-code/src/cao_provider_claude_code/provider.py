@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from cao_launch_core.record import provider_spec
+from cao_screen_core.reports import pending_reader
 
 from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
@@ -50,4 +51,5 @@ def claude_code_provider() -> ProviderSpec:
         model_endpoint=model_endpoint,
         native_signal=native_signal,
         read_prompt=read_prompt,
+        pending_input=pending_reader(screen.parse_screen),
     )

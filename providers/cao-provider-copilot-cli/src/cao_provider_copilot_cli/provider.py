@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from cao_launch_core.record import provider_spec
+from cao_screen_core.reports import pending_reader
 
 from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
@@ -30,4 +31,5 @@ def copilot_cli_provider() -> ProviderSpec:
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
         read_prompt=read_prompt,
+        pending_input=pending_reader(screen.parse_screen),
     )

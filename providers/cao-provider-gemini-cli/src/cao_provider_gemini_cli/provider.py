@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from cao_hookspecs import ProviderCapabilities, ProviderSpec
 from cao_launch_core.record import provider_spec
+from cao_screen_core.reports import pending_reader
 from cao_launch_core.user_config import read_json_object
 
 from .config import user_gemini_dir
@@ -89,4 +90,5 @@ def gemini_cli_provider() -> ProviderSpec:
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
         read_prompt=read_prompt,
+        pending_input=pending_reader(screen.parse_screen),
     )
