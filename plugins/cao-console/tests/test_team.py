@@ -197,5 +197,6 @@ def test_a_warm_pool_session_is_labelled_as_one():
     from cao_console.render import session_label
     from cao_console.team import Session
 
-    assert session_label(Session(name="cao-pool-1a2b3c4d")).plain == "cao-pool-1a2b3c4d  0 terminals  warm pool"
+    pooled = session_label(Session(name="cao-pool-1a2b3c4d"))
+    assert pooled.plain == "cao-pool-1a2b3c4d  0 terminals  warm pool"
     assert session_label(Session(name="cao-team")).plain == "cao-team  0 terminals"

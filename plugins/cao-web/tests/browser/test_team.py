@@ -222,12 +222,12 @@ def test_a_warm_worker_shows_in_its_pool_then_moves_under_the_caller_that_takes_
         pool.first.wait_for()
         badge = pool.first.locator(".session-head .badge.pool")
         assert badge.inner_text() == "warm pool" and "started ahead" in badge.get_attribute("title")
-        (pooled,) = [t["id"] for s in http.get("/team").json()["sessions"] if s["name"].startswith("cao-pool-")
-                     for t in s["terminals"]]
+        sessions = http.get("/team").json()["sessions"]
+        (pooled,) = [t["id"] for s in sessions if s["name"].startswith("cao-pool-") for t in s["terminals"]]
         taken = assign()
         assert taken == pooled and taken != first
-        page.locator(f'section.session[data-session="{boss["session_name"]}"] '
-                     f'li.terminal[data-terminal-id="{boss["id"]}"] li[data-terminal-id="{taken}"]').wait_for()
+        under_boss = f'li.terminal[data-terminal-id="{boss["id"]}"] li[data-terminal-id="{taken}"]'
+        page.locator(f'section.session[data-session="{boss["session_name"]}"] {under_boss}').wait_for()
         page.locator(f'section.session:not([data-session="{boss["session_name"]}"]) '
                      f'li[data-terminal-id="{taken}"]').wait_for(state="detached")
         assert page.evaluate("window.__same_page") is True
