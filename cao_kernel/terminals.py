@@ -209,22 +209,34 @@ class Terminals:
 
     async def deliver(self, live: LiveTerminal, message: Message) -> DeliveryReceipt | None:
         """Type a message into the terminal through ``cao_deliver_message`` (exceptions propagate)."""
-        self._stop_submit_check(live)
-        self.timelines.typing(live.id)  # first: noting the input may already report the turn begun
-        live.tracker.note_input()
+        self._input_starts(live)
         try:
             receipt = await self._io.run(self._hooks.deliver_message, live.terminal(), message, live.provider,
                                          self.backend)
             if receipt is None:
                 raise RuntimeError("no delivery plugin took the message")
         except Exception:
-            live.tracker.abort_input()
-            self.timelines.typing(live.id, False)
+            self._input_failed(live)
             raise
-        live.tracker.input_sent()  # the settle window counts from the last Enter, not from before the paste
-        self.timelines.typed(live.id, live.tracker.screen, {"message": message.id})
-        self._check_submitted(live, message.body)
+        self._input_went_out(live, message.body, {"message": message.id})
         return receipt
+
+    # Every input typed (a message delivered, a task, a user's text) goes through these three steps.
+
+    def _input_starts(self, live: LiveTerminal) -> None:
+        self._stop_submit_check(live)
+        self.timelines.typing(live.id)  # first: noting the input may already report the turn begun
+        live.tracker.note_input()
+
+    def _input_failed(self, live: LiveTerminal) -> None:
+        live.tracker.abort_input()
+        self.timelines.typing(live.id, False)
+
+    def _input_went_out(self, live: LiveTerminal, typed: str, detail: Mapping[str, object]) -> None:
+        # The settle window counts from here: the paste and a provider's submit delay are behind us.
+        live.tracker.input_sent()
+        self.timelines.typed(live.id, live.tracker.screen, detail)
+        self._check_submitted(live, typed)
 
     async def input_mark(self, terminal_id: str) -> InputMark | None:
         """The backend's record of the last marked input typed into the terminal."""
@@ -589,9 +601,7 @@ class Terminals:
     async def _type(self, live: LiveTerminal, text: str, *, mark: str | None = None,
                     what: str | None = None) -> None:
         caps = live.provider.capabilities if live.provider else None
-        self._stop_submit_check(live)
-        self.timelines.typing(live.id)  # first: noting the input may already report the turn begun
-        live.tracker.note_input()
+        self._input_starts(live)
         try:
             await self._io.run(
                 self.backend.send_text, live.id, text,
@@ -599,14 +609,10 @@ class Terminals:
                 **({} if mark is None else {"mark": mark}),
             )
         except BaseException:
-            live.tracker.abort_input()
-            self.timelines.typing(live.id, False)
+            self._input_failed(live)
             raise
-        # The settle window counts from here: the paste and a provider's submit delay are behind us.
-        live.tracker.input_sent()
-        self.timelines.typed(live.id, live.tracker.screen,
-                             {key: value for key, value in (("mark", mark), ("input", what)) if value})
-        self._check_submitted(live, text)
+        self._input_went_out(live, text, {key: value for key, value in (("mark", mark), ("input", what))
+                                          if value})
 
     def _check_submitted(self, live: LiveTerminal, typed: str) -> None:
         """Make sure ``typed`` left the prompt after its Enter, in the background (see
