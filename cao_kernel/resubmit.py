@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from cao_hookspecs import ProviderSpec, TerminalStatus
+from cao_hookspecs import TerminalStatus
 
 from .status import StatusTracker
 
@@ -43,21 +43,16 @@ def typed_key(text: str) -> str:
 def _unsent(tracker: StatusTracker, pending_of: Callable[[str], str], screen: str, key: str) -> bool:
     if tracker.turn_started or tracker.failed_for_good or tracker.status in _HELD:
         return False
-    try:
-        pending = pending_of(screen)
-    except Exception:  # noqa: BLE001 - a reader that breaks tells nothing: press nothing
-        return False
-    return isinstance(pending, str) and key in _compact(pending)
+    return key in _compact(pending_of(screen))
 
 
-async def resubmit_unsent(tracker: StatusTracker, provider: ProviderSpec, typed: str, *,
-                          capture: Callable[[], Awaitable[str]], press: Callable[[int], Awaitable[None]]
-                          ) -> None:
-    """Check that ``typed`` left the prompt after its Enter; ``press(attempt)`` presses Enter again."""
-    pending_of, key = provider.pending_input, typed_key(typed)
-    if pending_of is None or not key:
-        return
-    window = provider.capabilities.submit_delay + GRACE
+async def resubmit_unsent(tracker: StatusTracker, pending_of: Callable[[str], str], key: str,
+                          submit_delay: float, *, capture: Callable[[], Awaitable[str]],
+                          press: Callable[[int], Awaitable[None]]) -> None:
+    """Check that the input whose :func:`typed_key` is ``key`` left the prompt after its Enter;
+    ``pending_of`` reads a screen's unsent text and never raises (``launching.pending_reader``), and
+    ``press(attempt)`` presses Enter again."""
+    window = submit_delay + GRACE
     for attempt in range(1, LIMIT + 1):
         deadline = time.monotonic() + window
         while not tracker.turn_started and (left := deadline - time.monotonic()) > 0:

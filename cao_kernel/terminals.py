@@ -617,8 +617,8 @@ class Terminals:
     def _check_submitted(self, live: LiveTerminal, typed: str) -> None:
         """Make sure ``typed`` left the prompt after its Enter, in the background (see
         ``cao_kernel.resubmit``)."""
-        provider = live.provider
-        if provider is None or provider.pending_input is None or not resubmit.typed_key(typed):
+        pending_of, key = launching.pending_reader(live.provider), resubmit.typed_key(typed)
+        if live.provider is None or pending_of is None or not key:
             return
 
         async def capture() -> str:
@@ -631,8 +631,9 @@ class Terminals:
             log.info("terminal %s: the input typed still sat at the prompt, unsent; Enter pressed again "
                      "(attempt %d)", live.id, attempt)
 
-        check = asyncio.ensure_future(resubmit.resubmit_unsent(live.tracker, provider, typed,
-                                                               capture=capture, press=press))
+        check = asyncio.ensure_future(resubmit.resubmit_unsent(
+            live.tracker, pending_of, key, live.provider.capabilities.submit_delay, capture=capture,
+            press=press))
         live.submit_check = check
         check.add_done_callback(lambda done: self._submit_checked(live, done))
 
