@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cao_hookspecs import CreateTerminalRequest
+from cao_hookspecs import CreateTerminalRequest, NotFound
 
 from .live import BODIES, SUPERVISOR, callback_target
 from .models.script import call_tool, reply, respond
@@ -132,7 +132,11 @@ class LivePrompts:
             for terminal in await api.list_terminals(supervisor.session_name):
                 if terminal.id == supervisor.id:
                     continue
-                if read_prompt(await api.get_output(terminal.id)) is not None:
+                try:
+                    screen = await api.get_output(terminal.id)
+                except NotFound:  # listed as it is being created, before its window exists: next look
+                    continue
+                if read_prompt(screen) is not None:
                     return time.monotonic()
             return None
 
