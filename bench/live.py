@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -148,13 +149,15 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     return format_table(headers, rows)
 
 
-def _earlier_results(label: str) -> dict[str, dict[str, Any]]:
-    """Results of earlier runs under other labels, from bench/results/live.json ({} when none)."""
+def _earlier_results(label: str, measured: Collection[str]) -> dict[str, dict[str, Any]]:
+    """Results of earlier runs, from bench/results/live.json ({} when none), but those this run replaces:
+    ``label``'s column of the CLIs in ``measured``."""
     import json
 
     try:
         earlier = json.loads((ROOT / "bench" / "results" / "live.json").read_text(encoding="utf-8"))
-        kept = {cli: {other: found for other, found in by_label.items() if other != label}
+        kept = {cli: {other: found for other, found in by_label.items()
+                      if other != label or cli not in measured}
                 for cli, by_label in dict(earlier.get("results") or {}).items()}
     except (OSError, ValueError, AttributeError):
         return {}
@@ -216,7 +219,7 @@ def main() -> int:
         found = by_label[args.label]
         print(f"{cli}: {found['runs_ok']} runs finished, {found['runs_failed']} failed")
     # Columns measured earlier under other labels stay, side by side with these (with and without a pool).
-    data["results"] = merged = _earlier_results(args.label)
+    data["results"] = merged = _earlier_results(args.label, results)
     for cli, by_label in results.items():
         merged.setdefault(cli, {}).update(by_label)
     print()
