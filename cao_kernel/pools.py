@@ -104,8 +104,8 @@ class WarmPools:
     # -- filling ----------------------------------------------------------------------------------
 
     def session_launched(self, terminal: Terminal, extra: Mapping[str, str]) -> None:
-        """A session's first terminal started (``Terminals.on_new_session``): start filling the settings'
-        pools for its directory and provider, alongside its own start (not a pool's own session)."""
+        """A session's first CLI is ready (``Terminals.on_new_session``): start filling the settings'
+        pools for its directory and provider (not for a pool's own session)."""
         if (self._closed or not self._configured or terminal.working_directory is None
                 or POOL_KEY in extra):
             return

@@ -107,10 +107,12 @@ class Terminals:
     _starting: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
     # Every terminal's steps, live and recently removed; orchestration records its own steps here too.
     timelines: Timelines = attrs.field(init=False, factory=Timelines)
-    # Told of every new session's first terminal once its program runs (warm pools start filling then).
+    # Told of every new session's first terminal once its CLI is ready (warm pools start filling then):
+    # not alongside the CLI's own start, which work begun then would slow on a small machine.
     on_new_session: Callable[[Terminal, Mapping[str, str]], None] | None = attrs.field(init=False,
                                                                                       default=None)
     _settle: float | None = attrs.field(init=False, default=None)
+    _first_of_session: set[str] = attrs.field(init=False, factory=set)  # whose readiness is told
 
     def __attrs_post_init__(self) -> None:
         self._settle = settle_override(self._settings)  # a bad value stops the start, named
@@ -380,7 +382,7 @@ class Terminals:
             await self._io.run(self.backend.create_terminal, launch)
             self.timelines.record(terminal_id, "process_started")
             if new_session and self.on_new_session is not None:
-                self.on_new_session(live.terminal(), live.extra)
+                self._first_of_session.add(terminal_id)
             await self._io.run(self.backend.watch, terminal_id, self._watch.on_event)
             self._watch.refresh(live)
             if wait_ready:
@@ -455,6 +457,9 @@ class Terminals:
         if error is None:
             live.starting = False
             self.timelines.record(live.id, "cli_ready", detail={"evidence": live.tracker.report.evidence})
+            if live.id in self._first_of_session and self.on_new_session is not None:
+                self._first_of_session.discard(live.id)
+                self.on_new_session(live.terminal(), live.extra)
             gate = self._gates.get(live.id)
             if gate is not None:
                 gate.arm(self._gate_expired)
@@ -486,6 +491,7 @@ class Terminals:
     async def _discard(self, live: LiveTerminal, *, kill_session: bool) -> None:
         """Undo a creation that failed part-way: nothing may be left behind."""
         self._live.pop(live.id, None)
+        self._first_of_session.discard(live.id)
         self.timelines.end(live.id)
         self._gates.discard(live.id)
         self._stop_submit_check(live)
@@ -719,6 +725,7 @@ class Terminals:
         if self._prompts is not None:
             self._prompts.forget(live.id)
         self._live.pop(live.id, None)
+        self._first_of_session.discard(live.id)
         self._gates.discard(live.id)
         self.timelines.end(live.id)
         live.tracker.close()

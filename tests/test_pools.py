@@ -52,6 +52,9 @@ async def test_a_handoff_takes_a_warm_worker_and_the_pool_fills_again(make_kerne
         sup = await _supervisor(kernel, "warm", workdir)
         (warm,) = await eventually(lambda: _pooled(kernel), 15, "no warm worker started", interval=0.05)
         assert warm.agent_profile == "developer" and warm.caller_id is None
+        # The pool starts once the session's own CLI is ready, not alongside its start.
+        (ready,) = [s.at for s in await kernel.get_timeline(sup.id) if s.name == "cli_ready"]
+        assert (await kernel.get_timeline(warm.id))[0].at >= ready
         assert (await kernel.terminals.get_terminal(warm.id)).working_directory == workdir
 
         handoff = asyncio.ensure_future(kernel.handoff(sup.id, "developer", "__mock_sleep_1", timeout=30))
