@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pluggy
 
 from cao_hookspecs import (
+    Activity,
     AgentProfile,
     BackendSpec,
     CommandSpec,
@@ -312,6 +313,18 @@ class Kernel:
 
     async def mcp_connected(self, terminal_id: str, stages: Mapping[str, float] | None = None) -> None:
         await (await self._terminals()).mcp_connected(terminal_id, stages)
+
+    async def report_activity(self, kind: str, data: Mapping[str, Any] | None = None) -> Activity:
+        import time
+
+        from cao_hookspecs.activity import activity_data, activity_kind
+
+        try:
+            activity = Activity(kind=activity_kind(kind), data=activity_data(data), at=time.time())
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        self.hooks.after("cao_after_activity", activity=activity)
+        return activity
 
     async def get_timeline(self, terminal_id: str) -> list[TimelineEvent]:
         from . import validate

@@ -19,6 +19,7 @@ import attrs
 import pytest
 
 from cao_hookspecs import (
+    Activity,
     BackendSpec,
     CommandSpec,
     CreateTerminalRequest,
@@ -510,6 +511,12 @@ def test_hook_after_message_uncertain(kernel, register_plugin, caplog):
     kwargs = {"message": make_message(state="uncertain"), "reason": "no record of what was typed"}
     check_observer(kernel, register_plugin, caplog, "cao_after_message_uncertain", kwargs,
                    full=lambda message, reason: None, fewer=lambda reason: None)
+
+
+def test_hook_after_activity(kernel, register_plugin, caplog):
+    activity = Activity(kind="workflow.step", data={"run_id": "r1", "state": "started"}, at=5.0)
+    check_observer(kernel, register_plugin, caplog, "cao_after_activity", {"activity": activity},
+                   full=lambda activity: None, fewer=lambda: None)
 
 
 def _delegation(kind: str) -> DelegationRequest:

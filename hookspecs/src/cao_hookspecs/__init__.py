@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from . import delivery, lifecycle, plumbing, providers, status
+from .activity import Activity
 from .errors import (
     AgentFailed,
     CaoError,
@@ -34,6 +35,7 @@ ALL_SPEC_MODULES = (providers, status, delivery, lifecycle, plumbing)
 
 __all__ = [
     "ALL_SPEC_MODULES",
+    "Activity",
     "AgentFailed",
     "CaoError",
     "Conflict",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .markers import _hookspec
 
 if TYPE_CHECKING:
+    from .activity import Activity
     from .types import (
         CreateTerminalRequest,
         DelegationRequest,
@@ -305,6 +306,30 @@ def cao_after_prompt(event: PromptEvent) -> None:
         def cao_after_prompt(event):
             if event.kind == "opened":
                 post(f"{event.prompt.prompt.question} -> cao terminal answer {event.prompt.terminal_id}")
+    """
+
+
+@_hookspec
+def cao_after_activity(activity: Activity) -> None:
+    """A plugin reported what its own work did (``KernelAPI.report_activity``): a flow fired, a workflow
+    run or step started or ended, an approval is awaited.
+
+    Kind: observer. Fired once per report, in the order the reports arrive.
+
+    :param activity: ``activity.kind`` (dotted, led by its area: ``flow.run``, ``workflow.step``) says
+        what happened; ``activity.data`` is a JSON object (by convention ``run_id``, ``state``,
+        ``summary`` and, when there is one, ``session_name``); ``activity.at`` is when it was reported.
+
+    Errors: an exception is logged; the report and the work it describes are unaffected.
+
+    Stability: [experimental] since 0.3.
+
+    Example::
+
+        @hookimpl
+        def cao_after_activity(activity):
+            if activity.kind == "workflow.approval" and activity.data.get("state") == "waiting":
+                notify(activity.data["summary"])
     """
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from .activity import Activity
 from .prompts import PromptEvent
 from .timeline import TimelineEvent
 from .types import (
@@ -234,6 +235,13 @@ class KernelAPI(Protocol):
     async def get_timeline(self, terminal_id: str) -> list[TimelineEvent]:
         """The terminal's timeline, in the order its steps happened (``cao_hookspecs.timeline``). Kept for
         a while after the terminal is gone; ``NotFound`` for a terminal never known or long forgotten."""
+        ...
+
+    async def report_activity(self, kind: str, data: Mapping[str, Any] | None = None) -> Activity:
+        """Tell every ``cao_after_activity`` observer (the event stream, notifiers) what a plugin's work
+        did: ``kind`` is dotted and led by its area (``workflow.step``), ``data`` a JSON object of at
+        most ``cao_hookspecs.activity.MAX_ACTIVITY_BYTES``. Returns the record, stamped with the time.
+        Raises ``InvalidInput`` naming the problem for a bad kind or data."""
         ...
 
     # messaging and orchestration

@@ -13,7 +13,7 @@ from cao_server.client import HttpKernel
 from cao_testkit.serve import serve_in_thread
 from cao_testkit.waiting import eventually
 
-from cao_hookspecs import CreateTerminalRequest, TerminalStatus
+from cao_hookspecs import CaoError, CreateTerminalRequest, TerminalStatus
 
 pytestmark = pytest.mark.tmux
 
@@ -70,6 +70,43 @@ async def test_a_short_lived_worker_and_its_messages_all_appear_in_order(served,
         follower.cancel()
         unfiltered.cancel()
         await asyncio.gather(follower, unfiltered, return_exceptions=True)
+
+
+async def test_a_plugins_activity_reaches_the_stream_and_bad_reports_are_refused_by_name(served):
+    async with HttpKernel(served.url) as api, HttpKernel(served.url) as other:
+        events: list[dict] = []
+        everything: list[dict] = []
+        subscribed, all_subscribed = asyncio.Event(), asyncio.Event()
+        follower = asyncio.ensure_future(_collect(api, "cao-flow-daily", events, subscribed))
+        unfiltered = asyncio.ensure_future(_collect(other, None, everything, all_subscribed))
+        await subscribed.wait()
+        await all_subscribed.wait()
+        before = time.time()
+        first = await api.report_activity("flow.run", {"run_id": 7, "state": "started",
+                                                       "session_name": "cao-flow-daily", "summary": "daily"})
+        assert first.kind == "flow.run" and first.data["run_id"] == 7 and before <= first.at <= time.time()
+        await api.report_activity("workflow.step", {"run_id": "w1", "state": "done"})
+        for kind, data, problem in (
+            ("Flow.Run", {}, "invalid activity kind 'Flow.Run'"),
+            ("flow", {}, "invalid activity kind 'flow'"),
+            ("flow.run", {"big": "x" * 17_000}, "limit"),
+        ):
+            with pytest.raises(CaoError, match=problem):
+                await api.report_activity(kind, data)
+        await eventually(lambda: sum(e["event"] == "activity" for e in everything) == 2, 10.0,
+                         "both activities in the stream", interval=0.02)
+        mine = [e for e in events if e["event"] == "activity"]
+        assert [(e["kind"], e["data"]["state"], e["session_name"]) for e in mine] == [
+            ("flow.run", "started", "cao-flow-daily")]
+        seen = [e for e in everything if e["event"] == "activity"]
+        assert [e["kind"] for e in seen] == ["flow.run", "workflow.step"] and seen[1]["session_name"] is None
+        assert seen[0]["seq"] < seen[1]["seq"]
+        follower.cancel()
+        unfiltered.cancel()
+        await asyncio.gather(follower, unfiltered, return_exceptions=True)
+    with httpx.Client(base_url=served.url, trust_env=False, timeout=10) as http:
+        history = http.get("/events/history", params={"session": "cao-flow-daily"}).json()
+        assert [e["kind"] for e in history if e["event"] == "activity"] == ["flow.run"]
 
 
 def test_a_bad_session_name_is_refused_and_the_route_is_documented(served):

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mappi
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from cao_hookspecs import PromptEvent, ProviderInfo, TimelineEvent
+from cao_hookspecs import Activity, PromptEvent, ProviderInfo, TimelineEvent
 from cao_hookspecs.errors import CaoError, InvalidInput, Timeout
 
 from . import validation, wire
@@ -361,6 +361,10 @@ class HttpKernel:
     async def get_timeline(self, terminal_id: str) -> list[TimelineEvent]:
         data = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/timeline")
         return [from_json(row, TimelineEvent) for row in data["events"]]
+
+    async def report_activity(self, kind: str, data: Mapping[str, Any] | None = None) -> Activity:
+        body = {"kind": kind, "data": dict(data) if data is not None else None}
+        return from_json(await self._call("POST", "/activity", json=body), Activity)
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,

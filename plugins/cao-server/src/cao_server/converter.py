@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 from cao_hookspecs import (
+    Activity,
     AgentProfile,
     CreateTerminalRequest,
     McpToolSpec,
@@ -93,6 +94,7 @@ _FIELDS: dict[type, dict[str, dict[str, Any]]] = {
     OpenPrompt: {"opened_at": _TIME},
     PromptEvent: {"at": _TIME},
     TimelineEvent: {"at": _TIME},
+    Activity: {"at": _TIME},
     Message: {
         "body": {"rename": "message"},
         "state": {"rename": "status"},

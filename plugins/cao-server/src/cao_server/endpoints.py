@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal, TerminalStatus
+from cao_hookspecs.activity import ACTIVITY_KIND, MAX_ACTIVITY_BYTES
 from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
 from cao_hookspecs.names import (
     BLANK_CHARS,
@@ -97,6 +98,8 @@ class Endpoint:
 MCP_STAGES = {"started": "when the MCP server process started",
               "asked": "when the agent asked it to initialize", "initialized": "when it answered initialize",
               "listed": "when it handed back the last list the agent asked for"}
+
+ACTIVITY_KIND_RULE = f"^{ACTIVITY_KIND.pattern}$"
 
 # Who answered a prompt: one line, not blank.
 BY_PATTERN = f"^[{BLANK_CHARS}]*[^{BLANK_CHARS}\\x00-\\x1f][^\\x00-\\x1f]*$"
@@ -431,6 +434,10 @@ async def _teammate(kernel: Any, terminal: Terminal, delegations: dict[str, dict
         "delegation": delegations.get(terminal.id),
         "waiting_for": waiting,
     }
+
+
+async def report_activity(ctx: Context, call: Call) -> Any:
+    return to_json(await ctx.kernel.report_activity(call.args["kind"], call.args["data"]))
 
 
 async def events_history(ctx: Context, call: Call) -> Any:
@@ -905,6 +912,23 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         params=(
             Param("session", description="only this session's events", rule=_or_empty(SESSION_ARG_RE)),
             Param("limit", type="integer", default=500, minimum=1, maximum=2000),
+        ),
+    ),
+    Endpoint(
+        "POST",
+        "/activity",
+        "report_activity",
+        "Tell the event stream what a plugin's own work did (a flow fired, a workflow step ended)",
+        report_activity,
+        "server",
+        status=201,
+        response=ref("Activity"),
+        errors=(400, 413),
+        params=(
+            Param("kind", required=True, body_only=True, max_bytes=200, rule={"pattern": ACTIVITY_KIND_RULE},
+                  description="what happened, dotted and led by its area: `workflow.step`"),
+            Param("data", type="object", body_only=True, max_bytes=MAX_ACTIVITY_BYTES,
+                  description="a JSON object: by convention run_id, state, summary, session_name"),
         ),
     ),
     Endpoint(

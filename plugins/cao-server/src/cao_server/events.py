@@ -17,6 +17,9 @@ Events (the ``event`` field):
   failed or dead one;
 - ``handoff_started`` / ``assign_started``: ``caller_id``, ``worker_id``, ``session_name``,
   ``agent_profile``; ``handoff_finished`` / ``assign_finished`` add ``success`` and ``duration`` (s);
+- ``activity``: what a plugin's own work did (``KernelAPI.report_activity``): ``kind`` (``flow.run``,
+  ``workflow.step``...), ``data`` (a JSON object: by convention ``run_id``, ``state``, ``summary``) and
+  ``session_name`` when the data names one;
 - ``ping``: every ``PING_SECONDS`` while nothing else happens, so a client notices a dead connection;
 - ``overflow``: the last line. The subscriber read so slowly that ``BACKLOG_BYTES`` of events (or
   ``QUEUE_LIMIT`` of them) waited for it, so it was dropped: ``reason`` says so, with both limits. What
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from cao_hookspecs import (
+        Activity,
         DelegationRequest,
         DelegationResult,
         DeliveryReceipt,
@@ -274,6 +278,13 @@ class EventHub:
     @hookimpl
     def cao_after_message_uncertain(self, message: Message, reason: str) -> None:
         self._message(message, reason)
+
+    @hookimpl
+    def cao_after_activity(self, activity: Activity) -> None:
+        session = activity.data.get("session_name")
+        session = session if isinstance(session, str) and session else None
+        self._publish({"event": "activity", "kind": activity.kind, "data": dict(activity.data),
+                       "session_name": session, "at": activity.at}, session)
 
     def _message(self, message: Message, reason: str | None = None) -> None:
         event: dict[str, Any] = {"event": "message", "message": wire.message_json(message)}

@@ -184,6 +184,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "properties": {"name": STRING, "at": TIME,
                        "detail": {"type": "object", "additionalProperties": STRING}},
     },
+    "Activity": {
+        "type": "object",
+        "required": ["kind", "data", "at"],
+        "properties": {"kind": STRING, "data": {"type": "object"}, "at": TIME},
+    },
     "Timeline": {
         "type": "object",
         "required": ["terminal_id", "events"],
