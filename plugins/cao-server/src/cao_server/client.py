@@ -203,6 +203,13 @@ class HttpKernel:
                     if line.strip():
                         yield jsonlib.loads(line)
 
+    async def call_route(self, method: str, path: str, *, json: Mapping[str, Any] | None = None,
+                         params: Mapping[str, Any] | None = None) -> Any:
+        """A plugin route's JSON answer (``/flows``...): errors are raised as cao's, like every call's."""
+        if not path.startswith("/") or ".." in path.split("/"):
+            raise InvalidInput(f"invalid route path {path!r}")
+        return await self._call(method, path, json=json, params=params)
+
     async def team(self, session_name: str | None = None) -> dict[str, Any]:
         """Every session's terminals with what a console shows of each (``GET /team``)."""
         params = {"session": session_name} if session_name else None
