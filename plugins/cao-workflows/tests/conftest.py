@@ -34,6 +34,8 @@ async def counted(turn):
         while not (HERE / "release").exists():
             await turn.think(0.2)
     await turn.think(0.3)
+    with open(HERE / "starts.log", "a") as log:
+        log.write(f"{os.getpid()} done {turn.task.strip()}\\n")
     return "answer to " + turn.task.strip()
 '''
 
@@ -101,6 +103,15 @@ class Cluster:
             if kind == "task":
                 found.setdefault(rest[0], []).append(pid)
         return found
+
+    def most_at_once(self) -> int:
+        """The most tasks that were in progress at the same time (the log is in time order)."""
+        running = most = 0
+        for line in self.starts():
+            kind = line.split(" ", 2)[1]
+            running += {"task": 1, "done": -1}.get(kind, 0)
+            most = max(most, running)
+        return most
 
     def wait_for(self, predicate: Any, what: str, timeout: float = 30.0) -> Any:
         deadline = time.monotonic() + timeout
