@@ -85,7 +85,8 @@ class Cluster:
         done = subprocess.run([str(Path(sys.executable).parent / "cao"), *args], env=env, cwd=self.workdir,
                               capture_output=True, text=True, timeout=timeout)
         if check and done.returncode != 0:
-            raise AssertionError(f"cao {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+            raise AssertionError(f"cao {' '.join(args)} exited {done.returncode}:\n"
+                                 f"{done.stdout}\n{done.stderr}")
         return done
 
     def json(self, *args: str) -> Any:

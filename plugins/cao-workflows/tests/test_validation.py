@@ -54,7 +54,8 @@ def test_a_syntax_error_names_its_line():
         check(_source("def workflow(inputs):\n    return (\n"))
 
 
-@pytest.mark.parametrize("text", ["x = 1\n", "def workflow():\n    pass\n", "def workflow(a, b):\n    pass\n"])
+@pytest.mark.parametrize("text", ["x = 1\n", "def workflow():\n    pass\n",
+                                  "def workflow(a, b):\n    pass\n"])
 def test_the_workflow_function_must_exist_and_take_the_inputs(text):
     with pytest.raises(WorkflowFileError, match="workflow"):
         check(_source(text))

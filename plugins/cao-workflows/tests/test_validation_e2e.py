@@ -12,7 +12,8 @@ def test_bad_input_is_refused_naming_the_problem(cluster):
     cluster.start()
     cases = [
         (("validate", "missing.py"), "does not exist"),
-        (("validate", str(cluster.write("broken.py", "def workflow(inputs):\n  return (\n"))), "syntax error at line 2"),
+        (("validate", str(cluster.write("broken.py", "def workflow(inputs):\n  return (\n"))),
+         "syntax error at line 2"),
         (("validate", str(cluster.write("ghost.py", "from cao_workflows import run_step\ndef workflow(i):\n"
                                                    "    return run_step('nobody', 'hi')\n"))),
          "line 3: unknown agent profile 'nobody'"),
@@ -28,15 +29,17 @@ def test_bad_input_is_refused_naming_the_problem(cluster):
         assert problem in done.stderr, (args, done.stderr)
     assert not (cluster.home / "db" / "workflows.sqlite").exists()
     assert cluster.cao("workflow", "runs").stdout.strip() == "No workflow runs."
-    ok = cluster.cao("workflow", "validate", str(cluster.write("fine.py", "from cao_workflows import run_step\n"
-                                                               "def workflow(i):\n    return run_step('writer', 'x')\n")))
+    fine = cluster.write("fine.py", "from cao_workflows import run_step\n"
+                                    "def workflow(i):\n    return run_step('writer', 'x')\n")
+    ok = cluster.cao("workflow", "validate", str(fine))
     assert ok.stdout.strip() == "fine: valid (profiles: writer)"
     assert not (cluster.home / "db" / "workflows.sqlite").exists(), "validating started the engine"
 
 
 def test_a_failing_workflow_fails_its_run_with_the_error(cluster):
     cluster.start()
-    path = cluster.write("oops.py", "def workflow(inputs):\n    raise ValueError('no data for ' + inputs['x'])\n")
+    path = cluster.write("oops.py",
+                         "def workflow(inputs):\n    raise ValueError('no data for ' + inputs['x'])\n")
     done = cluster.cao("workflow", "run", str(path), "--input", "x=today", "--json", check=False)
     assert done.returncode == 1
     assert '"state": "failed"' in done.stdout and "ValueError: no data for today" in done.stdout

@@ -200,6 +200,5 @@ def cancel(run_id: str) -> None:
 @click.option("--note", default="", help="A comment the run receives with the answer.")
 def approve(run_id: str, reject: bool, note: str) -> None:
     """Answer the question a run waits on (its approve(...) call)."""
-    record = _call("POST", _run_path(run_id, "/approve"), body={"approved": not reject, "note": note, "by": "cli"})
+    _call("POST", _run_path(run_id, "/approve"), body={"approved": not reject, "note": note, "by": "cli"})
     click.echo(f"run {run_id}: {'rejected' if reject else 'approved'}")
-    del record

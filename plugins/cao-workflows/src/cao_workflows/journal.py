@@ -59,7 +59,8 @@ def run_workflow(spec: RunSpec) -> Any:
         result = entry(dict(spec.inputs))
         _check_json(result, "the workflow's return value")
     except Exception as exc:
-        engine.report("workflow.run", {**data, "state": "failed", "summary": summary(f"{type(exc).__name__}: {exc}")})
+        failure = summary(f"{type(exc).__name__}: {exc}")
+        engine.report("workflow.run", {**data, "state": "failed", "summary": failure})
         raise
     finally:
         _run.reset(token)
@@ -162,8 +163,8 @@ def _start(step: Step) -> dict[str, str]:
     session = session_for(run_id, step_id)
     terminal = _existing(session)
     if terminal is None:
-        request = CreateTerminalRequest(agent_profile=step.profile, provider=step.provider, session_name=session,
-                                        working_directory=step.working_directory)
+        request = CreateTerminalRequest(agent_profile=step.profile, provider=step.provider,
+                                        session_name=session, working_directory=step.working_directory)
         terminal = engine.call(lambda: kernel.create_session(request))
         engine.call(lambda: kernel.send_input(terminal.id, step.prompt))
     elif engine.call(lambda: kernel.get_status(terminal.id)).status == TerminalStatus.IDLE:
@@ -212,7 +213,8 @@ def _await(step: Step, started: dict[str, str]) -> str:
         break
     if report.status == TerminalStatus.ERROR:
         _close(session)
-        raise StepFailed(f"step {step.name!r}: agent {step.profile!r} (terminal {terminal_id}) ended in error")
+        raise StepFailed(f"step {step.name!r}: agent {step.profile!r} (terminal {terminal_id}) ended in "
+                         f"error")
     answer = engine.call(lambda: kernel.get_output(terminal_id, "last"))
     _close(session)
     engine.report("workflow.step", {

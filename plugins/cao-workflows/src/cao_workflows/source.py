@@ -120,7 +120,8 @@ def _profiles(tree: ast.AST) -> list[ProfileUse]:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        called = (func.id if isinstance(func, ast.Name)
+                  else func.attr if isinstance(func, ast.Attribute) else None)
         if called not in _PROFILE_CALLS:
             continue
         named = node.args[0] if node.args else next(
