@@ -13,7 +13,7 @@ It uses the assign example's profiles (``cao install examples/assign/data_analys
 
 import re
 
-from cao_workflows import Step, approve, assign_step, emit, run_step
+from cao_workflows import Step, approve, assign_step, emit
 
 DATASETS = "A: [1, 2, 3, 4, 5]; B: [10, 20, 30, 40, 50, 60]; C: [2, 4, 4, 4, 5, 5, 7, 9]"
 FIELDS = ("n", "mean", "median", "population standard deviation", "sample standard deviation")
