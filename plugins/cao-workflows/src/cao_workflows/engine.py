@@ -57,6 +57,8 @@ class Engine:
         self.database = database
         self.settings = dict(settings)
         self.stopping = threading.Event()
+        #: Set once DBOS has launched; the engine exists a moment earlier, for recovery's sake.
+        self.launched = threading.Event()
         #: Runs cancelled through this engine: their waiting steps close their agents and stop.
         self.cancelled: set[str] = set()
         self._queues: set[str] = set()
@@ -139,7 +141,7 @@ async def ensure(kernel: Any) -> Engine:
     """The engine for ``kernel``, launched now if it is not running (in a thread: launching reads the
     journal and starts DBOS's threads)."""
     engine = _engine
-    if engine is not None:
+    if engine is not None and engine.launched.is_set():
         if engine.kernel is not kernel:
             raise WorkflowsUnavailable("workflows already run for another kernel in this process (DBOS "
                                        "allows one instance per process)")
@@ -150,8 +152,12 @@ async def ensure(kernel: Any) -> Engine:
 
 def _launch(kernel: Any, loop: asyncio.AbstractEventLoop) -> Engine:
     global _engine
+    # The lock is held for the whole launch: a request arriving while recovery launches waits for it.
     with _lock:
         if _engine is not None:
+            if _engine.kernel is not kernel:
+                raise WorkflowsUnavailable("workflows already run for another kernel in this process (DBOS "
+                                           "allows one instance per process)")
             return _engine
         from dbos import DBOS
 
@@ -173,6 +179,7 @@ def _launch(kernel: Any, loop: asyncio.AbstractEventLoop) -> Engine:
                 "max_executor_threads": 64,
             })
             DBOS.launch()
+            engine.launched.set()
         except BaseException:
             _engine = None
             raise
