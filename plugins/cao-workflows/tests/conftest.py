@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,15 +114,13 @@ class Cluster:
         return most
 
     def wait_for(self, predicate: Any, what: str, timeout: float = 30.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout} s waiting for {what}\n"
-                                     + "\n".join(self.server.stderr[-30:] if self.server else []))
-            time.sleep(0.1)
+        from cao_testkit.waiting import wait_until
+
+        try:
+            return wait_until(predicate, timeout, what, interval=0.1)
+        except AssertionError as exc:  # with what the server said meanwhile
+            said = self.server.stderr[-30:] if self.server else []
+            raise AssertionError("\n".join([str(exc), *said])) from None
 
     def write(self, name: str, text: str) -> Path:
         path = self.workdir / name
