@@ -167,3 +167,22 @@ def test_markup_and_escape_sequences_in_a_message_are_shown_as_text(console):
     # The console's own fixture fails the test on any dialog the page opened.
     with api(console.server) as http:
         http.delete(f"/sessions/{agent['session_name']}")
+
+
+def test_a_plugins_activity_in_the_session_is_on_its_timeline_as_text(console):
+    agent = start_session(console.server, session_name="inbox-activity")
+    messages_page(console, agent["session_name"])
+    with api(console.server) as http:
+        for data in ({"run_id": 7, "state": "started", "session_name": agent["session_name"],
+                      "summary": "flow daily: started <b>now</b>"},
+                     {"run_id": 8, "state": "started", "session_name": "cao-elsewhere", "summary": "not here"},
+                     {"run_id": 9, "state": "completed", "session_name": agent["session_name"]}):
+            assert http.post("/activity", json={"kind": "flow.run", "data": data}).status_code == 201
+    timeline = console.page.get_by_role("list", name="timeline")
+    console.wait(lambda: "flow.run completed" in timeline.inner_text(), timeout=10, what="both activities")
+    shown = timeline.inner_text()
+    assert "flow daily: started <b>now</b>" in shown and "not here" not in shown
+    assert console.page.locator("li.event-activity-flow-run").count() == 2
+    assert console.page.locator("main b").count() == 0
+    with api(console.server) as http:
+        http.delete(f"/sessions/{agent['session_name']}")

@@ -55,6 +55,7 @@ export function mount(root, [wanted]) {
       case 'assign_started':
       case 'handoff_finished':
       case 'assign_finished':
+      case 'activity':
         return event.session_name === session;
       case 'terminal_created':
       case 'terminal_removed':
@@ -235,6 +236,14 @@ function describe(event) {
       // An assign returns once its worker has the task; the worker goes on.
       const how = event.success === false ? 'failed after' : 'handed over in';
       text = `assign to ${event.agent_profile} ${event.worker_id} ${how} ${duration(event.duration)}`;
+      break;
+    }
+    case 'activity': {
+      // A plugin's work (a flow's run, a workflow's step): its own one-line summary, else kind and state.
+      const data = event.data || {};
+      text = typeof data.summary === 'string' && data.summary
+        ? data.summary : `${event.kind}${data.state ? ` ${data.state}` : ''}`;
+      kind = `activity-${String(event.kind).replaceAll('.', '-')}`;
       break;
     }
     default:
