@@ -360,6 +360,7 @@ class Orchestration:
         except (AgentFailed, Conflict) as exc:
             return result(False, f"Handoff failed: worker errored ({live.tracker.report.evidence}); the worker "
                                  f"{live.id} was kept. {str(exc).splitlines()[0]}")
+        source = "signal" if live.tracker.native_answer is not None else "screen"
         try:
             output = await self._terminals.get_output(live.id, "last")
         except CaoError as exc:
@@ -367,7 +368,7 @@ class Orchestration:
             failure = f"Handoff failed: the worker finished but its answer could not be read ({exc})"
         else:
             failure = ""
-            self._terminals.timelines.record(live.id, "answer_read")
+            self._terminals.timelines.record(live.id, "answer_read", detail={"from": source})
         # The answer is in hand: the caller gets it now, while the worker is asked to exit and removed.
         dismissing = asyncio.ensure_future(self._dismiss(live.id))
         self._dismissals.add(dismissing)

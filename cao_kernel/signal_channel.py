@@ -247,6 +247,19 @@ def open_channel(
     return channel
 
 
+def answer_of(provider: ProviderSpec | None, signal: NativeSignal) -> str | None:
+    """The turn's answer a signal carries, read by its terminal's provider (None: none, or not text)."""
+    read = provider.native_answer if provider is not None else None
+    if read is None:
+        return None
+    try:
+        answer = read(signal.event, signal.payload)
+    except Exception:  # noqa: BLE001 - a provider bug must not stop status tracking
+        log.exception("provider %s: native_answer(%r) raised", provider.name, signal.event)
+        return None
+    return answer if isinstance(answer, str) and answer.strip() else None
+
+
 def report_of(provider: ProviderSpec | None, signal: NativeSignal) -> StatusReport | None:
     """The status a signal says, mapped by its terminal's provider (None: nothing to report), with the
     evidence ``native: <event>``."""

@@ -10,7 +10,8 @@ the kernel's signal socket (``--socket``, else ``CAO_SIGNAL_SOCKET``) for the te
 A hook must never hang or fail the CLI that runs it, so this command always exits 0, prints nothing,
 and gives up at once when nothing listens or the socket's queue is full: a datagram socket in
 non-blocking mode, standard input read for at most half a second. Payloads are cut down to their
-top-level scalars (long strings shortened), so a prompt or an answer of any size fits one datagram.
+top-level scalars (long strings shortened; an answer is kept whole when it fits, else left out), so a
+payload of any size fits one datagram.
 
 It imports only the standard library and nothing of cao, so the kernel's hooks run it by path with
 ``-I -S``: no site-packages scan, no package import; about 25 ms from exec to exit on a busy 2-core
@@ -46,6 +47,9 @@ VERSION = 1
 #: Largest datagram sent or accepted; well under the smallest default socket buffer.
 MAX_DATAGRAM = 32 * 1024
 MAX_STRING = 1000
+#: Keys whose text is an agent's whole answer (Claude Code's ``Stop`` hook, Codex's ``notify``): kept
+#: whole when the datagram holds it, else left out, never cut (a cut answer would pass for the answer).
+ANSWER_KEYS = frozenset({"last_assistant_message", "last-assistant-message"})
 MAX_KEYS = 32
 STDIN_WAIT = 0.5
 STDIN_LIMIT = 1 << 20
@@ -71,7 +75,10 @@ def compact(payload: object) -> dict[str, object]:
             break
         if not isinstance(key, str) or not _KEY.fullmatch(key):
             continue
-        if isinstance(value, str):
+        if isinstance(value, str) and key in ANSWER_KEYS:
+            if len(value) < MAX_DATAGRAM:
+                kept[key] = value
+        elif isinstance(value, str):
             kept[key] = value[:MAX_STRING]
         elif value is None or isinstance(value, bool | int) or (
             isinstance(value, float) and value == value and abs(value) != float("inf")
@@ -89,6 +96,10 @@ def encode(terminal_id: str, event: str, payload: object = None, *, sent: float 
     body = {"v": VERSION, "terminal": terminal_id, "event": event, "payload": compact(payload),
             "sent": time.time() if sent is None else sent}
     data = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    if len(data) > MAX_DATAGRAM:
+        # An answer too long for one datagram is left out (the kernel reads it from the screen).
+        body["payload"] = {k: v for k, v in body["payload"].items() if k not in ANSWER_KEYS}
+        data = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     if len(data) > MAX_DATAGRAM:
         body["payload"] = {}
         data = json.dumps(body, separators=(",", ":")).encode("ascii")

@@ -9,8 +9,11 @@ back to a ready status on the screen that was showing then, or on a redraw of it
 with the same evidence: otherwise a caller waiting for ``completed`` right after sending would see the
 previous turn's answer. ``input_sent`` (once the last Enter is pressed) starts a settle window; when it
 passes with no sign of a new turn the screen is trusted again. The window starts after the send because
-a paste plus a provider's submit delay can take longer than the window itself. A turn too fast for its
-busy screen to be seen ends the latch early when the tracker can read answers (``answer_of``, the
+a paste plus a provider's submit delay can take longer than the window itself. A terminal whose CLI
+reports its turns' starts natively waits ``NATIVE_START_PATIENCE`` windows instead: every turn it takes
+is announced, so a quiet screen means a slow CLI (a loaded machine) far more often than an ignored
+input, and trusting the screen too soon would hand a waiter the previous turn's answer. A turn too fast
+for its busy screen to be seen ends the latch early when the tracker can read answers (``answer_of``, the
 provider's last-message extraction): a ready screen whose answer differs from the one shown at input is
 the new turn's. Neither answer may contain the other, so the old answer cut short by a scroll does not
 count as new. ``turn_started`` says whether the input's turn has shown itself (a native ``processing``,
@@ -60,6 +63,8 @@ SCREEN_ONLY = frozenset({TerminalStatus.ERROR, TerminalStatus.WAITING_USER_ANSWE
 # How long after an input a CLI's native report of the previous turn's end may still arrive (rule 5):
 # the notify program it runs takes a process start, longer on a busy machine.
 LATE_END_WINDOW = 2.0
+#: Settle windows an input waits for the native start of its turn, on a CLI that reports turn starts.
+NATIVE_START_PATIENCE = 5
 
 
 class StatusTracker:
@@ -101,6 +106,9 @@ class StatusTracker:
         self.late_end_window = late_end_window
         self._turn: tuple[bool, bool, float] = (False, False, 0.0)  # (open, ended natively, late until)
         self._turn_before_input: tuple[bool, bool, float] | None = None
+        # The answer a native end of turn carried (ProviderSpec.native_answer), for the turn it ended.
+        self._answer: str | None = None
+        self._answer_before_input: str | None = None
 
     @property
     def status(self) -> TerminalStatus:
@@ -110,6 +118,12 @@ class StatusTracker:
     def turn_started(self) -> bool:
         """Whether a turn has shown itself since the latest input (see the module docstring)."""
         return self._turn_started
+
+    @property
+    def native_answer(self) -> str | None:
+        """The answer the CLI's own signal carried with the end of the latest turn, while the terminal
+        is still completed after it; None otherwise (the answer is then read from the screen)."""
+        return self._answer if self.report.status == TerminalStatus.COMPLETED else None
 
     @property
     def native_held(self) -> StatusReport | None:
@@ -168,8 +182,9 @@ class StatusTracker:
             return True
         return False
 
-    def native(self, report: StatusReport) -> None:
-        """A status the agent CLI reported itself (already mapped by its provider; evidence set)."""
+    def native(self, report: StatusReport, answer: str | None = None) -> None:
+        """A status the agent CLI reported itself (already mapped by its provider; evidence set), and
+        the answer its signal carried when it ended a turn."""
         if self._final or report.status == TerminalStatus.UNKNOWN:
             return
         if report.status == TerminalStatus.PROCESSING:
@@ -189,6 +204,7 @@ class StatusTracker:
         last = self._last_reading
         self._native_baseline = last.status if last is not None else None
         self._set(report)
+        self._answer = answer if report.status == TerminalStatus.COMPLETED else None
 
     def _clear_latch(self) -> None:
         self._screen_at_input = None
@@ -218,6 +234,7 @@ class StatusTracker:
         self._clear_latch()
         self._turn_started = False
         self._before_input = (self._native, self._native_baseline, self._awaiting_native_start)
+        self._answer_before_input, self._answer = self._answer, None
         self._native = None
         self._awaiting_native_start = self._native_turns
         self._turn_before_input = self._turn
@@ -236,7 +253,8 @@ class StatusTracker:
         if self._settle_timer is not None:
             self._settle_timer.cancel()
         self._before_input = self._turn_before_input = None
-        self._settle_timer = asyncio.get_running_loop().call_later(self.input_settle, self._settled)
+        window = self.input_settle * (NATIVE_START_PATIENCE if self._awaiting_native_start else 1)
+        self._settle_timer = asyncio.get_running_loop().call_later(window, self._settled)
 
     def abort_input(self) -> None:
         """The input could not be sent after all: go back to what was known before it."""
@@ -246,6 +264,7 @@ class StatusTracker:
         self._clear_latch()
         if before is not None:
             self._native, self._native_baseline, self._awaiting_native_start = before
+            self._answer = self._answer_before_input
         if turn is not None:
             self._turn, self._turn_before_input = turn, None
         if self._native is not None:
@@ -290,6 +309,8 @@ class StatusTracker:
         return self.report
 
     def _set(self, report: StatusReport) -> None:
+        if report.status != TerminalStatus.COMPLETED:
+            self._answer = None  # a turn's answer lasts while its end is what the terminal shows
         old = self.report
         if report.status == old.status:
             if report.evidence != old.evidence or report.prompt != old.prompt:

@@ -44,7 +44,7 @@ from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Not
 from .live import LiveTerminal
 from .readiness import Gates, McpGate, connect_timeout, settle_override
 from .screen_watch import ScreenWatch
-from .signal_channel import NativeSignal, SignalChannel, open_channel, report_of
+from .signal_channel import NativeSignal, SignalChannel, answer_of, open_channel, report_of
 from .status import StatusTracker
 from .timeline import Timelines
 
@@ -143,7 +143,7 @@ class Terminals:
                               detail={"received": f"{signal.received:.6f}"})
         report = report_of(live.provider if live is not None else None, signal)
         if live is not None and report is not None:
-            live.tracker.native(report)
+            live.tracker.native(report, answer_of(live.provider, signal))
 
     async def aclose(self) -> None:
         """Stop watching terminals (they keep running for the next kernel) and release the backend."""
@@ -535,6 +535,9 @@ class Terminals:
             raise InvalidInput(f"invalid output mode {mode!r}: use 'full' or 'last'")
         if live.provider is None:
             raise Conflict(f"terminal {terminal_id} has no known provider to extract its answer")
+        answer = live.tracker.native_answer
+        if answer is not None:  # the CLI's own signal carried it: nothing to wait for or read
+            return answer
         # A turn's end reported natively can precede the last of its drawing by a few milliseconds.
         await live.tracker.screen_caught_up(NATIVE_DRAW_WAIT)
         deadline = time.monotonic() + ANSWER_DRAW_WAIT

@@ -52,7 +52,7 @@ for line in sys.stdin:
     n += 1
     print(f"ANSWER {n}: {text}", flush=True)
     print("working", flush=True)
-    signal("done", {"n": n, "transcript": ["dropped"]})
+    signal("done", {"n": n, "transcript": ["dropped"], "last_assistant_message": f"said {n}: {text}"})
 """
 
 
@@ -86,9 +86,14 @@ def mapping(event: str, payload) -> StatusReport | None:  # noqa: ANN001
     return None
 
 
+def carried(event: str, payload) -> str | None:  # noqa: ANN001
+    return payload.get("last_assistant_message") if event == "done" else None
+
+
 class SignallingProvider:
-    def __init__(self) -> None:
+    def __init__(self, *, answers: bool = False) -> None:
         self.launched: list[dict[str, str]] = []
+        self.answers = answers
 
     @hookimpl
     def cao_register_providers(self):
@@ -97,18 +102,38 @@ class SignallingProvider:
             return LaunchPlan(argv=[sys.executable, "-u", "-c", AGENT])
 
         return [ProviderSpec(name="signalling", binary="python", launch=launch, detect_status=detect,
-                             extract_last_message=extract, native_signal=mapping)]
+                             extract_last_message=extract, native_signal=mapping,
+                             native_answer=carried if self.answers else None)]
 
 
-def _kernel(make_kernel, **settings):
+def _kernel(make_kernel, *, answers: bool = False, **settings):
     kernel = make_kernel(**settings)
-    provider = SignallingProvider()
+    provider = SignallingProvider(answers=answers)
     kernel.register_plugin(provider, name="signalling")
     kernel.add_profile(AgentProfile(name="signaller", provider="signalling"))
     return kernel, provider
 
 
 pytestmark = pytest.mark.tmux
+
+
+async def test_an_answer_the_signal_carries_is_returned_at_once_without_the_screen(make_kernel, workdir):
+    kernel, _ = _kernel(make_kernel, answers=True)
+    async with kernel:
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="signaller", working_directory=workdir))
+        for n, text in enumerate(("one", "two"), start=1):
+            await kernel.send_input(term.id, text)
+            await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
+            started = time.monotonic()
+            # The screen still reads busy (its spinner row stays), yet nothing waits for it to catch up.
+            assert await kernel.get_output(term.id, "last") == f"said {n}: {text}"
+            assert time.monotonic() - started < 0.5
+        # A new input: the carried answer belonged to the turn before; until this turn ends, none.
+        await kernel.send_input(term.id, "three")
+        assert (await kernel.get_status(term.id)).status == TerminalStatus.PROCESSING
+        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=10)
+        assert await kernel.get_output(term.id, "last") == "said 3: three"
 
 
 async def test_the_agents_own_signal_decides_over_a_spinner_left_on_screen(make_kernel, workdir):

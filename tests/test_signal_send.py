@@ -59,9 +59,20 @@ def test_a_hook_payload_on_stdin_is_delivered_compacted(listener):
     quiet_success(done)
     terminal_id, event, got, sent = receive(sock)
     assert (terminal_id, event) == (TERMINAL, "Stop")
+    # The answer is kept whole (other long strings are shortened): the kernel returns it as the answer.
     assert got == {"hook_event_name": "Stop", "cwd": "/w", "stop_hook_active": False,
-                   "last_assistant_message": "x" * signal_send.MAX_STRING, "n": 3}
+                   "last_assistant_message": "x" * 5000, "n": 3}
     assert sent is not None and abs(time.time() - sent) < 10
+
+
+def test_an_answer_too_long_for_a_datagram_is_left_out_never_cut():
+    fits = {"last_assistant_message": "é" * 3000, "cwd": "/w"}  # 6 bytes each once escaped
+    _, _, got, _ = signal_send.decode(signal_send.encode(TERMINAL, "Stop", fits))
+    assert got == fits
+    for answer in ("é" * 10_000, "x" * signal_send.MAX_DATAGRAM):
+        _, _, got, _ = signal_send.decode(signal_send.encode(TERMINAL, "Stop", {
+            "last_assistant_message": answer, "last-assistant-message": answer, "cwd": "/w" * 600}))
+        assert got == {"cwd": ("/w" * 600)[:signal_send.MAX_STRING]}
 
 
 def test_a_payload_passed_as_the_last_argument_is_delivered(listener):
@@ -221,7 +232,9 @@ def test_encode_then_decode_gives_the_compacted_payload_back(terminal_id, event,
     assert len(data) <= signal_send.MAX_DATAGRAM
     got_terminal, got_event, got_payload, _ = signal_send.decode(data)
     assert (got_terminal, got_event) == (terminal_id, event)
-    assert got_payload == signal_send.compact(payload)
+    whole = signal_send.compact(payload)
+    # Whole, or without an answer too long for the datagram (never a cut one), or nothing.
+    assert got_payload in (whole, {k: v for k, v in whole.items() if k not in signal_send.ANSWER_KEYS}, {})
     assert all(not isinstance(v, list | dict) for v in got_payload.values())
     assert len(got_payload) <= signal_send.MAX_KEYS
 

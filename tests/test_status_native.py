@@ -181,6 +181,27 @@ async def test_the_settle_window_starts_when_the_input_has_gone_out():
     assert (t.status, t.report.evidence) == (S.COMPLETED, "answer 1")  # ignored input: trusted again
 
 
+async def test_a_cli_that_reports_turn_starts_gets_longer_before_its_screen_is_trusted_again():
+    t = await _tracker(input_settle=0.05)
+    t.note_input()
+    t.native(native(S.PROCESSING, "UserPromptSubmit"))
+    t.native(native(S.COMPLETED), "answer 1")
+    t.observe("answer 1", screen(S.COMPLETED, "answer 1"))
+    t.note_input()
+    t.input_sent()
+    # Its turn's start is due: a loaded machine's CLI announces it late, the screen still shows turn 1.
+    await asyncio.sleep(0.15)
+    assert t.status == S.PROCESSING
+    t.native(native(S.PROCESSING, "UserPromptSubmit"))
+    t.native(native(S.COMPLETED), "answer 2")
+    assert (t.status, t.native_answer) == (S.COMPLETED, "answer 2")
+    # An input it ignores is still let go, after the longer wait.
+    t.note_input()
+    t.input_sent()
+    await asyncio.sleep(0.05 * 5 + 0.1)
+    assert t.status == S.COMPLETED and t.native_answer is None
+
+
 async def test_an_answer_read_waits_for_the_screen_to_show_a_reported_turn_end():
     t = await _tracker()
     assert await t.screen_caught_up(5)  # nothing held
@@ -198,6 +219,30 @@ async def test_an_answer_read_waits_for_the_screen_to_show_a_reported_turn_end()
     t.observe("spinner 3", screen(S.PROCESSING))
     t.native(native(S.COMPLETED))
     assert await t.screen_caught_up(0.1) is False
+
+
+async def test_the_answer_a_turns_end_carried_lasts_until_the_next_input_and_comes_back_on_abort():
+    t = await _tracker()
+    t.note_input()
+    t.native(native(S.PROCESSING, "UserPromptSubmit"))
+    t.native(native(S.COMPLETED), "the answer")
+    assert t.native_answer == "the answer"
+    t.observe("summary", screen(S.COMPLETED, "turn summary"))  # the screen catching up keeps it
+    assert t.native_answer == "the answer"
+    t.note_input()
+    assert t.native_answer is None
+    t.abort_input()  # the input never went out: the answer is the latest turn's again
+    assert t.native_answer == "the answer"
+    t.note_input()
+    t.native(native(S.COMPLETED), "stale")  # rule 4: the previous turn's end, ignored with its answer
+    assert t.native_answer is None and t.status == S.PROCESSING
+    t.native(native(S.PROCESSING, "UserPromptSubmit"))
+    t.native(native(S.COMPLETED))  # an end that carries nothing: the screen is read
+    assert t.native_answer is None
+    t.native(native(S.PROCESSING, "UserPromptSubmit"))
+    t.native(native(S.COMPLETED), "second")
+    t.observe("spinner", screen(S.ERROR, "crashed"))  # the status moves on: the answer is gone
+    assert t.native_answer is None
 
 
 # -- any interleaving, against a reference model ------------------------------------------------------
@@ -220,8 +265,12 @@ class Model:
     awaiting_start: bool = False
     saved: tuple | None = None
     final: bool = False
+    answer: str | None = None  # what the latest accepted native end of turn carried
+    saved_answer: str | None = None
 
     def show(self, report: StatusReport) -> None:
+        if report.status != S.COMPLETED:
+            self.answer = None
         if report.status != self.status or report.evidence != self.evidence:
             self.status, self.evidence = report.status, report.evidence
 
@@ -253,7 +302,7 @@ class Model:
             self.unlatch()
         self.show(reading)
 
-    def native(self, report: StatusReport) -> None:
+    def native(self, report: StatusReport, answer: str | None = None) -> None:
         if self.final or report.status == S.UNKNOWN:
             return
         if report.status == S.PROCESSING:
@@ -264,12 +313,14 @@ class Model:
         self.held = report
         self.baseline = self.reading.status if self.reading is not None else None
         self.show(report)
+        self.answer = answer if report.status == S.COMPLETED else None
 
     def note_input(self) -> None:
         if self.final:
             return
         self.unlatch()
         self.saved = (self.held, self.baseline, self.awaiting_start)
+        self.saved_answer, self.answer = self.answer, None
         self.held = None
         self.awaiting_start = self.turns_reported
         self.latched_screen = self.screen
@@ -299,6 +350,7 @@ class Model:
         self.unlatch()
         if saved is not None:
             self.held, self.baseline, self.awaiting_start = saved
+            self.answer = self.saved_answer
         if self.held is not None:
             self.show(self.held)
         elif self.reading is not None:
@@ -350,10 +402,10 @@ class TrackerMachine(RuleBasedStateMachine):
                 and reading.status not in (S.ERROR, S.WAITING_USER_ANSWER):
             assert self.tracker.status == before  # a remnant never moves a held status
 
-    @rule(report=natives)
-    def native_signal(self, report):
-        self.run(lambda: self.tracker.native(report))
-        self.model.native(report)
+    @rule(report=natives, answer=st.none() | st.sampled_from(["answer A", "answer B"]))
+    def native_signal(self, report, answer):
+        self.run(lambda: self.tracker.native(report, answer))
+        self.model.native(report, answer)
 
     @rule()
     def input_goes_out(self):
@@ -392,6 +444,11 @@ class TrackerMachine(RuleBasedStateMachine):
         assert (self.tracker.status, self.tracker.report.evidence) == (self.model.status, self.model.evidence)
         assert self.tracker.native_held == self.model.held
         assert (self.tracker._settle_timer is not None) == self.model.window_open
+
+    @invariant()
+    def a_carried_answer_is_the_latest_turns_while_it_shows_completed(self):
+        expected = self.model.answer if self.model.status == S.COMPLETED else None
+        assert self.tracker.native_answer == expected
 
     @invariant()
     def a_held_native_status_is_the_status(self):

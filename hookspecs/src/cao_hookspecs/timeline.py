@@ -35,7 +35,7 @@ TIMELINE_STEPS = (
     "input_resubmitted",  # the input still sat at the prompt, unsent: Enter pressed again (detail: attempt)
     "first_output",  # the CLI's first screen change after the input went out
     "answer_ready",  # the turn ended (``completed``, or ``idle`` after its first output)
-    "answer_read",  # a handoff read the answer from the screen
+    "answer_read",  # a handoff has the answer (detail: from signal or screen)
     "handoff_returned",  # the handoff's result went back to its caller
     "terminal_gone",  # the terminal was removed
 )

@@ -343,6 +343,11 @@ class ProviderSpec:
       parentheses) and prefers the status over the screen until input is sent or the screen shows
       something newer (see ``cao_kernel.status``). The kernel reads screens as usual, so a CLI whose
       hooks are off still works.
+    - ``native_answer(event, payload) -> str | None``, optional: the turn's final answer when a signal
+      that ends a turn carries it (Claude Code's ``Stop`` hook passes ``last_assistant_message``), else
+      None; never raise. When the kernel takes the signal's status as the end of the turn, a handoff
+      returns this text at once instead of waiting for the screen to show the answer and reading it
+      from there. An answer too long for a signal never arrives; the screen is read then.
     - ``read_prompt(screen) -> Prompt | None``, optional: the prompt a ``waiting_user_answer`` screen
       shows (permission, question, menu, start-up dialog), with every option's keys as they pick it from
       that screen; None when the screen shows no prompt the provider can read. It must never raise, and
@@ -370,6 +375,7 @@ class ProviderSpec:
     binary_env: str | None = None
     model_endpoint: Callable[[Mapping[str, str]], str | None] | None = None
     native_signal: Callable[[str, Mapping[str, Any]], StatusReport | None] | None = None
+    native_answer: Callable[[str, Mapping[str, Any]], str | None] | None = None
     read_prompt: Callable[[str], Prompt | None] | None = None
     pending_input: Callable[[str], str] | None = None
 

@@ -33,7 +33,9 @@ def _kernel(make_kernel, **settings):
 async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
         make_kernel, workdir, live_sandbox, model_server):
     first, second = "First answer: three files changed.", "Second answer, on its own."
-    model_server.script.add(think(1.0, first), reply(second))
+    # Markdown the screen draws otherwise: the answer returned is the model's own text, from the hook.
+    third = "Result:\n\n- **bold** item\n- `code` item"
+    model_server.script.add(think(1.0, first), reply(second), reply(third))
     kernel, transitions = _kernel(make_kernel)
     async with kernel:
         term = await kernel.create_session(CreateTerminalRequest(
@@ -65,6 +67,9 @@ async def test_hooks_report_each_turn_and_the_next_input_can_follow_at_once(
         assert transitions.first(TerminalStatus.COMPLETED, again)[1].evidence.startswith("native: Stop"), \
             transitions.describe(again)
         assert await kernel.get_output(term.id, "last") == second
+        await kernel.send_input(term.id, "Once more, as a list.")
+        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        assert await kernel.get_output(term.id, "last") == third
         model_server.script.assert_done()
 
         # The hooks live in the runtime folder; the sandboxed user's own settings were never written.

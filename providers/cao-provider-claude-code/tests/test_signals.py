@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from cao_hookspecs import AgentProfile, LaunchContext, StatusReport, Terminal, TerminalStatus
 from cao_provider_claude_code.launch import launch
 from cao_provider_claude_code.provider import claude_code_provider
-from cao_provider_claude_code.signals import native_signal
+from cao_provider_claude_code.signals import native_answer, native_signal
 
 COMMAND = ["/venv/bin/python", "-I", "-S", "/x/signal_send.py", "--socket", "/h/runtime/signal.sock",
            "--terminal", "0123abcd"]
@@ -94,6 +94,19 @@ def test_each_hook_event_means_one_status(event, payload, expected):
 def test_the_provider_declares_its_native_status():
     spec = claude_code_provider()
     assert spec.native_signal is native_signal and spec.capabilities.native_status
+    assert spec.native_answer is native_answer
+
+
+@pytest.mark.parametrize(("event", "payload", "expected"), [
+    ("Stop", {"last_assistant_message": "**Done**: two files."}, "**Done**: two files."),
+    ("Stop", {"last_assistant_message": "  "}, None),
+    ("Stop", {}, None),
+    ("Stop", {"last_assistant_message": 3}, None),
+    ("StopFailure", {"last_assistant_message": "partial"}, None),
+    ("UserPromptSubmit", {"last_assistant_message": "old"}, None),
+])
+def test_the_stop_hook_carries_the_turns_answer(event, payload, expected):
+    assert native_answer(event, payload) == expected
 
 
 @given(event=st.text(max_size=30)

@@ -11,7 +11,7 @@ from cao_screen_core.reports import pending_reader
 from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
 from .prompts import read_prompt
-from .signals import native_signal
+from .signals import native_answer, native_signal
 
 __all__ = ["NAME", "TESTED_VERSIONS", "claude_code_provider", "model_endpoint"]
 
@@ -50,6 +50,7 @@ def claude_code_provider() -> ProviderSpec:
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
         native_signal=native_signal,
+        native_answer=native_answer,
         read_prompt=read_prompt,
         pending_input=pending_reader(screen.parse_screen),
     )

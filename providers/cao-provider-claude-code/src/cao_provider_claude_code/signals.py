@@ -9,7 +9,7 @@ and the compacted JSON to the kernel and exits at once.
 | hook | status |
 |---|---|
 | ``UserPromptSubmit`` (a prompt was submitted, before the model is called) | ``processing`` |
-| ``Stop`` (the turn ended: the answer is complete) | ``completed`` |
+| ``Stop`` (the turn ended; ``last_assistant_message`` holds the answer) | ``completed`` |
 | ``StopFailure`` (the turn ended on an API error) | ``error`` |
 | ``Notification`` of type ``permission_prompt`` or ``elicitation_dialog`` | ``waiting_user_answer`` |
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from cao_hookspecs import StatusReport, TerminalStatus
 
-__all__ = ["HOOK_TIMEOUT", "SETTINGS_FILE", "hook_settings", "native_signal"]
+__all__ = ["HOOK_TIMEOUT", "SETTINGS_FILE", "hook_settings", "native_answer", "native_signal"]
 
 #: The settings file written into the terminal's runtime folder and passed with ``--settings``.
 SETTINGS_FILE = "cao-hooks.json"
@@ -54,6 +54,13 @@ def hook_settings(command: Sequence[str]) -> dict[str, Any]:
     hooks["Notification"] = [{"matcher": "|".join(WAITING_NOTIFICATIONS),
                               "hooks": [_hook(command, "Notification")]}]
     return {"hooks": hooks}
+
+
+def native_answer(event: str, payload: Mapping[str, Any]) -> str | None:
+    """The answer a ``Stop`` hook carries (``last_assistant_message``, the model's own text, not its
+    drawing on the screen); None for other events or when it is absent."""
+    answer = payload.get("last_assistant_message") if event == "Stop" else None
+    return answer if isinstance(answer, str) and answer.strip() else None
 
 
 def native_signal(event: str, payload: Mapping[str, Any]) -> StatusReport | None:
