@@ -4,6 +4,7 @@
   ``think``, ``respond``, ``hold``, ``fail``) and the recorded requests.
 - :mod:`.anthropic`: ``AnthropicServer``, the Messages API (Claude Code).
 - :mod:`.openai`: ``OpenAIServer``, the Responses API (Codex, Kimi CLI); its base URL is ``server.url + "/v1"``.
+- :mod:`.chat`: ``ChatServer``, Chat Completions (OpenAI-compatible clients); base URL the same.
 - :mod:`.gemini`: ``GeminiServer``, the Gemini API's generateContent (Gemini CLI).
 - :mod:`.cli`: installing a real agent CLI from npm or PyPI into a per-machine cache, and sandboxed homes.
 
