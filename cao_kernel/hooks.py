@@ -12,8 +12,9 @@ Calling implementations one by one skips ``wrapper`` implementations; the hook d
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from functools import partialmethod
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -192,8 +193,25 @@ class Hooks:
             except Exception:  # noqa: BLE001
                 log.exception("cao_startup of plugin %s raised", self._describe(impl.plugin_name))
 
-    def shutdown(self, kernel: KernelAPI) -> None:
-        self.after("cao_shutdown", kernel=kernel)
+    def shutdown(self, kernel: KernelAPI) -> list[Awaitable[Any]]:
+        """Call ``cao_shutdown``, each implementation isolated; what they returned to be awaited (a
+        plugin's own tasks or servers that end on the kernel's loop)."""
+        pending: list[Awaitable[Any]] = []
+        for impl in self._impls("cao_shutdown"):
+            try:
+                result = self._call_impl(impl, {"kernel": kernel})
+            except Exception:  # noqa: BLE001 - shutdown goes on
+                log.exception("cao_shutdown of plugin %s raised", self._describe(impl.plugin_name))
+                continue
+            if inspect.isawaitable(result):
+                pending.append(self._isolated(result, impl.plugin_name))
+        return pending
+
+    async def _isolated(self, work: Awaitable[Any], plugin_name: str) -> None:
+        try:
+            await work
+        except Exception:  # noqa: BLE001 - one plugin's failure to stop does not stop the others
+            log.exception("cao_shutdown of plugin %s failed while stopping", self._describe(plugin_name))
 
     def _spec_argnames(self, hook_name: str) -> tuple[str, ...]:
         caller = getattr(self.pm.hook, hook_name)

@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from .terminals import Terminals
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
+#: Seconds ``aclose`` waits for what ``cao_shutdown`` implementations returned to await.
+SHUTDOWN_WAIT = 10.0
 T = TypeVar("T")
 
 
@@ -221,7 +223,12 @@ class Kernel:
         self.profiles.close()  # installing needs no start: its threads may exist on a kernel never started
         if not self._started:
             return
-        self.hooks.shutdown(self)
+        stopping = self.hooks.shutdown(self)
+        if stopping:
+            # Plugins' own servers and tasks end on this loop, before the kernel says it has closed.
+            _, late = await asyncio.wait([asyncio.ensure_future(s) for s in stopping], timeout=SHUTDOWN_WAIT)
+            for task in late:
+                task.cancel()
         assert self.io is not None and self.terminals is not None and self.delivery is not None
         assert self.orchestration is not None
         await self.orchestration.aclose()

@@ -6,6 +6,7 @@ with the ``register_plugin`` fixture; kernel operations that fire these hooks ar
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import inspect
@@ -579,6 +580,25 @@ def test_hook_shutdown(kernel, register_plugin, caplog):
         ("broken", plugin(cao_shutdown=hookimpl(tryfirst=True)(raising("flush failed")))),
     ]
     with registered(kernel, register_plugin, *plugins):
-        assert kernel.hooks.shutdown(kernel) is None
+        assert kernel.hooks.shutdown(kernel) == []
     assert calls == [("no_args", ()), ("flusher", (kernel,))]
     assert "cao_shutdown of plugin 'broken' raised" in caplog.text and "flush failed" in caplog.text
+
+
+async def test_hook_shutdown_awaits_what_plugins_return_before_the_kernel_closes(make_kernel, caplog):
+    stopped: list[str] = []
+
+    async def stop_slowly(name: str, fail: bool = False) -> None:
+        await asyncio.sleep(0.1)
+        if fail:
+            raise RuntimeError("would not stop")
+        stopped.append(name)
+
+    kernel = make_kernel()
+    kernel.register_plugin(plugin(cao_shutdown=hookimpl(lambda: stop_slowly("stopper"))), name="stopper")
+    kernel.register_plugin(plugin(cao_shutdown=hookimpl(lambda: stop_slowly("bad", True))), name="stubborn")
+    async with kernel:
+        pass
+    assert stopped == ["stopper"]  # done by the time aclose returned
+    assert "cao_shutdown of plugin 'stubborn' failed while stopping" in caplog.text
+    assert "would not stop" in caplog.text

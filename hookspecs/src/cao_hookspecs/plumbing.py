@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .markers import _hookspec
 
@@ -176,14 +176,17 @@ def cao_startup(kernel: KernelAPI) -> None:
 
 
 @_hookspec
-def cao_shutdown(kernel: KernelAPI) -> None:
+def cao_shutdown(kernel: KernelAPI) -> Awaitable[Any] | None:
     """The kernel is stopping; flush queues and close connections. Terminals keep running.
 
     Kind: observer.
 
     :param kernel: the stopping kernel.
+    :return: None, or an awaitable (a plugin's server or tasks ending on the kernel's event loop): the
+        kernel awaits every one, for at most ten seconds together, before its ``aclose`` returns, so what
+        a plugin started with the kernel has stopped with it.
 
-    Errors: an exception is logged; shutdown continues.
+    Errors: an exception, raised or from the awaitable, is logged; shutdown continues.
 
     Stability: stable since 0.1.
 

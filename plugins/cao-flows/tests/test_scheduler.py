@@ -14,7 +14,7 @@ from cao_flows.plugin import plugin
 from cao_flows.scheduler import Scheduler
 from cao_testkit.waiting import eventually
 
-from cao_hookspecs import TerminalStatus
+from cao_hookspecs import TerminalStatus, hookimpl
 
 from .conftest import T0
 
@@ -76,6 +76,15 @@ async def test_two_schedulers_sharing_the_flows_run_each_occurrence_once(
     with private_tmux_socket() as other_socket:
         async with flows_kernel(CAO_FLOWS_DB=shared) as one, \
                 flows_kernel(home=other_home, socket=other_socket.socket_path, CAO_FLOWS_DB=shared) as two:
+            started: list[str] = []  # every agent either kernel starts
+
+            class Count:
+                @hookimpl
+                def cao_after_terminal_created(self, terminal):
+                    started.append(terminal.id)
+
+            for kernel in (one, two):
+                kernel.register_plugin(Count(), name="count")
             clocks = (FakeClock(), FakeClock())
             first, second = _fake(one, clocks[0]), _fake(two, clocks[1])
             await first.add_file(str(path))
@@ -85,9 +94,8 @@ async def test_two_schedulers_sharing_the_flows_run_each_occurrence_once(
                     fake.advance_to(FIRST + minute * MINUTE)
                 runs = await _settled(first, minute + 1)
             assert [r.due_at for r in runs] == [FIRST, FIRST + MINUTE]
-            sessions = [await k.list_sessions() for k in (one, two)]
-            flow_sessions = [s for found in sessions for s in found if s.name == "cao-flow-daily"]
-            assert len(flow_sessions) == 1, sessions
+            # One agent per occurrence, whichever scheduler claimed it.
+            assert sorted(started) == sorted(r.terminal_id for r in runs), (started, runs)
 
 
 @pytest.mark.parametrize("catch_up", ["once", "skip"])

@@ -50,11 +50,10 @@ class FlowsPlugin:
         self.service(kernel).start_if_used()
 
     @hookimpl
-    def cao_shutdown(self, kernel: Any) -> None:
+    def cao_shutdown(self, kernel: Any) -> Any:
         service = self._services.pop(id(kernel), None)
-        if service is not None:
-            # The kernel goes on closing on this loop: the scheduler's tasks end while it does.
-            asyncio.ensure_future(service.aclose())
+        # The scheduler's tasks end on the kernel's loop; the kernel awaits them before it has closed.
+        return service.aclose() if service is not None else None
 
     @hookimpl
     def cao_register_routes(self) -> Iterable[RouteSpec]:
