@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from cao_hookspecs.mcp_entry import is_cao_mcp_entry
 from cao_hookspecs.setting_values import non_negative
 
-from .errors import CaoError, InvalidInput, NotFound, Timeout
+from .errors import CaoError, InvalidInput, NotFound, NotSupported, Timeout
 from .launching import matching_spec
 
 if TYPE_CHECKING:
@@ -168,6 +169,12 @@ class Gates:
         for name, entry in profile.mcp_servers.items():
             spec = matching_spec(dict(entry or {}), servers)
             if spec is None:
+                if not servers and is_cao_mcp_entry(dict(entry or {})):
+                    raise NotSupported(
+                        f"profile {profile.name!r} asks for cao's MCP tools (its mcpServers entry {name!r}), "
+                        f"but this kernel has no MCP surface to serve them: install cao-mcp (pip install "
+                        f"cao-mcp) or, in an embedding program, register its plugin (Kernel(plugins=[..., "
+                        f"cao_mcp.plugin])); or remove the entry from the profile")
                 continue
             if connect_timeout(self._settings) == 0 or spec.report_route is None:
                 return None

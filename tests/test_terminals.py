@@ -277,8 +277,9 @@ def test_mcp_entries_for_cao_are_rewritten_to_this_installation():
 async def test_profile_mcp_servers_reach_the_provider_with_terminal_id_and_address(make_kernel, workdir):
     seen = {}
     # cao-mcp says which entries start cao's MCP server; no server reports in here, so nothing waits for it.
+    # A server's address given: no endpoint of the kernel's own (CAO_EMBEDDED_ENDPOINT=0).
     kernel = _profiles(make_kernel("tmux", "mock_cli", "inbox_sqlite", "mcp", CAO_API_PORT="9911",
-                                   CAO_MCP_CONNECT_TIMEOUT="0"))
+                                   CAO_MCP_CONNECT_TIMEOUT="0", CAO_EMBEDDED_ENDPOINT="0"))
     kernel.add_profile(AgentProfile(
         name="tooluser", provider="mock_cli",
         mcp_servers={"cao-mcp-server": {"type": "stdio", "command": "uvx",

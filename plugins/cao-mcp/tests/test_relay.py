@@ -23,6 +23,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from cao_hookspecs import CreateTerminalRequest
 from cao_mcp.relay import SseDecoder, SseEvent, find_server, sse_events
 from cao_testkit.server_process import stop_process
 from cao_testkit.waiting import wait_until
@@ -406,7 +407,14 @@ def test_a_server_without_an_mcp_endpoint_is_relayed_to_and_says_so(own_server: 
     every start a second request, so the process relays anyway (loading no MCP SDK), and each answer
     says what is missing and where to install it."""
     plain = own_server(CAO_LOAD_PLUGINS="tmux,mock_cli,inbox_sqlite,server")
-    own = new_agent(plain, mcp)
+
+    async def make() -> str:
+        # A profile without cao's MCP entry: this server would refuse one that asks for tools it lacks.
+        async with plain.client() as api:
+            return (await api.create_session(CreateTerminalRequest(
+                agent_profile="slow_worker", working_directory=str(plain.workdir)))).id
+
+    own = asyncio.run(make())
     with raw({**plain.mcp_env(own), "PYTHONPROFILEIMPORTTIME": "1"}) as client:
         client.send(INITIALIZE)
         error = client.answer(1)["error"]

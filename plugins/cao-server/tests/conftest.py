@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-PLUGINS = ("tmux", "mock_cli", "inbox_sqlite")
+PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "mcp")
 READY_LINE = re.compile(r"^cao-server listening on (http://\S+):(\d+)$")
 
 

@@ -30,7 +30,7 @@ LISTENING = re.compile(r"cao-server listening on (http://\S+):(\d+)")
 # Variables of the calling environment that must not leak into the commands under test.
 _SCRUB = ("TMUX", "TMUX_PANE")
 # Exactly the plugins these commands need: what else is installed is not under test here.
-PLUGINS = "tmux,mock_cli,inbox_sqlite,server"
+PLUGINS = "tmux,mock_cli,inbox_sqlite,server,mcp"
 
 
 @dataclasses.dataclass

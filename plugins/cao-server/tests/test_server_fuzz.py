@@ -126,13 +126,14 @@ def fuzzed_server(tmp_path_factory: pytest.TempPathFactory):
     home = tmp_path_factory.mktemp("fuzz-home")
     workdir = tmp_path_factory.mktemp("fuzz-project")
     with private_tmux_socket() as tmux:
-        kernel = build_kernel(home, tmux.socket_path, "tmux", "mock_cli", "inbox_sqlite")
+        # Plain mock agents: this kernel serves no MCP tools, so a profile asking for them is refused.
+        kernel = build_kernel(home, tmux.socket_path, "tmux", "mock_cli", "inbox_sqlite", agents=("fuzzer",))
         kernel.register_plugin(AgentBudget(2 + AGENTS), name="fuzz-agent-budget")
         with serve_in_thread(kernel) as running, httpx.Client(base_url=running.url, trust_env=False,
                                                               timeout=30) as http:
-            created = http.post("/sessions", json={"agent_profile": "developer", "session_name": "fuzz",
+            created = http.post("/sessions", json={"agent_profile": "fuzzer", "session_name": "fuzz",
                                                    "working_directory": str(workdir)})
-            doomed = http.post("/sessions", json={"agent_profile": "developer", "session_name": "doomed",
+            doomed = http.post("/sessions", json={"agent_profile": "fuzzer", "session_name": "doomed",
                                                   "working_directory": str(workdir)})
             assert created.status_code == doomed.status_code == 201, created.text + doomed.text
             running.terminal_id = created.json()["id"]  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ NOT_FUZZED = {"install_profile", "openapi"}
 @pytest.fixture(scope="module")
 def fuzz_server(tmp_path_factory):
     """One server for the whole module, with one real idle terminal to aim requests at."""
+    from cao_hookspecs import AgentProfile
     from cao_kernel.kernel import Kernel
     from cao_kernel.plugins import LoadPolicy
     from cao_testkit.tmux import private_tmux_socket
@@ -37,6 +38,8 @@ def fuzz_server(tmp_path_factory):
             home=home,
             settings={**tmux.settings, "CAO_DEFAULT_PROVIDER": "mock_cli", "CAO_HOME_DIR": str(home)},
         )
+        # A plain mock agent: this kernel serves no MCP tools, so a profile asking for them is refused.
+        kernel.add_profile(AgentProfile(name="fuzzer", provider="mock_cli"))
         with (
             serve_in_thread(kernel) as running,
             httpx.Client(base_url=running.url, trust_env=False, timeout=30) as http,
@@ -44,7 +47,7 @@ def fuzz_server(tmp_path_factory):
             created = http.post(
                 "/sessions",
                 json={
-                    "agent_profile": "developer",
+                    "agent_profile": "fuzzer",
                     "session_name": "fuzz",
                     "working_directory": str(workdir),
                 },

@@ -4,27 +4,16 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from cao_hookspecs import McpServerSpec
+from cao_hookspecs.mcp_entry import MCP_SCRIPT as SCRIPT
+from cao_hookspecs.mcp_entry import is_cao_mcp_entry
 
-SCRIPT = "cao-mcp-server"
 #: The route (``RouteSpec.name``) through which agents' MCP clients report in: cao's ``/mcp``.
 REPORT_ROUTE = "mcp"
 #: Where an agent's MCP server calls cao-server: the address the server plugin puts in these settings.
 SERVER_ADDRESS_SETTINGS = ("CAO_API_HOST", "CAO_API_PORT")
-
-
-def is_cao_mcp_entry(entry: Mapping[str, Any]) -> bool:
-    """Whether an ``mcpServers`` entry starts cao's own MCP server, in any of the forms profiles use:
-    ``cao-mcp-server`` by name or path, or upstream's ``uvx --from <source> cao-mcp-server``."""
-    command = str(entry.get("command") or "")
-    args = [str(a) for a in entry.get("args") or []]
-    if Path(command).name == SCRIPT:
-        return True
-    return Path(command).name in ("uvx", "uv") and SCRIPT in args
 
 
 def cao_mcp_command() -> tuple[str, tuple[str, ...]]:

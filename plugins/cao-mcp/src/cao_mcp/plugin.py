@@ -82,9 +82,26 @@ def cao_before_terminal_create(request: Any) -> None:
     warm_up()
 
 
+# Kernels that no server serves, by id: the endpoint each started (cao_server.embedded).
+_endpoints: dict[int, Any] = {}
+
+
 @hookimpl
-def cao_shutdown(kernel: Any) -> None:
+def cao_startup(kernel: Any) -> None:
+    # A kernel run inside another program has no cao-server: its agents' MCP servers would find nothing
+    # to call. Serve it cao-server's own app on a private loopback port (a served kernel gets none).
+    from cao_server.embedded import serve_embedded
+
+    endpoint = serve_embedded(kernel)
+    if endpoint is not None:
+        _endpoints[id(kernel)] = endpoint
+
+
+@hookimpl
+def cao_shutdown(kernel: Any) -> Any:
     # Only a server that mounted the endpoint has imported the module; nothing to stop otherwise.
     http = sys.modules.get("cao_mcp.http")
     if http is not None:
         http.stop_apps(kernel)
+    endpoint = _endpoints.pop(id(kernel), None)
+    return endpoint.stop() if endpoint is not None else None

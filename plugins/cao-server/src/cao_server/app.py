@@ -203,7 +203,8 @@ class AccessLog:
 
 
 def create_app(
-    kernel: Any, *, settings: ServerSettings | None = None, extra_routes: Iterable[RouteSpec] = ()
+    kernel: Any, *, settings: ServerSettings | None = None, extra_routes: Iterable[RouteSpec] = (),
+    owns_kernel: bool = True,
 ) -> Starlette:
     """The HTTP API over ``kernel`` (any ``KernelAPI``).
 
@@ -213,7 +214,8 @@ def create_app(
         ones and behind the same guards; a colliding or malformed one is refused with a warning.
 
     The app's lifespan starts the kernel (``await kernel.start()``) and closes it (``aclose()``) when the
-    kernel has those methods.
+    kernel has those methods, unless ``owns_kernel`` is false (a kernel that runs the app, not the other
+    way round: ``cao_server.embedded``).
     """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
@@ -282,7 +284,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        start = getattr(kernel, "start", None)
+        start = getattr(kernel, "start", None) if owns_kernel else None
         if start is not None:
             await start()
         hub_name = kernel.register_plugin(hub, name=f"cao-server-events-{id(hub):x}") if hub else None
@@ -292,7 +294,7 @@ def create_app(
             if hub is not None:
                 hub.close()
                 kernel.unregister_plugin(hub_name)
-            close = getattr(kernel, "aclose", None)
+            close = getattr(kernel, "aclose", None) if owns_kernel else None
             if close is not None:
                 await close()
 
