@@ -27,6 +27,22 @@ class StepFailed(AgentFailed):
     """An agent step ended in error, or its terminal disappeared before it answered."""
 
 
+class StepTimedOut(StepFailed):
+    """An agent step's worker gave no answer within the step's timeout."""
+
+    http_status = 504
+
+
+class StaleGeneration(Conflict):
+    """A step call from an earlier attempt of a script run (the run's script has been started again
+    since, after a server restart): the newer attempt owns the run's steps."""
+
+
+class ScriptFailed(CaoError):
+    """A workflow script exited with an error, ran past its time, or printed a result that is not JSON
+    where a result was required; the message holds the end of what it wrote to stderr."""
+
+
 class WorkflowsUnavailable(CaoError):
     """The workflow engine cannot run in this process (another kernel owns it)."""
 

@@ -28,11 +28,12 @@ from cao_hookspecs.types import TerminalStatus
 from . import source as sources
 from .activity import summary
 from .engine import current
-from .errors import BadRunInput, StepFailed
+from .errors import BadRunInput, StepFailed, StepTimedOut
 from .records import Decision, RunSpec, Step
 
 RUN_WORKFLOW = "cao.workflow"
 STEP_WORKFLOW = "cao.workflow.step"
+SCRIPT_STEP_WORKFLOW = "cao.workflow.script-step"
 APPROVAL_EVENT = "approval"
 APPROVAL_TOPIC = "approval"
 OUTPUT_PREFIX = "out:"
@@ -55,8 +56,13 @@ def run_workflow(spec: RunSpec) -> Any:
     engine.report("workflow.run", {**data, "state": "running", "summary": f"{spec.source.name} running"})
     token = _run.set(spec)
     try:
-        entry = sources.load(spec.source)
-        result = entry(dict(spec.inputs))
+        if getattr(spec, "tier", sources.FUNCTION_TIER) == sources.SCRIPT_TIER:
+            # One step for the whole script: after a crash it runs again (a new attempt), and the steps
+            # the script had finished answer from their own journal.
+            result = DBOS.run_step({"name": "script"}, _script, spec)
+        else:
+            entry = sources.load(spec.source)
+            result = entry(dict(spec.inputs))
         _check_json(result, "the workflow's return value")
     except Exception as exc:
         failure = summary(f"{type(exc).__name__}: {exc}")
@@ -72,6 +78,15 @@ def run_workflow(spec: RunSpec) -> Any:
 def step_workflow(step: Step) -> str:
     """One parallel step (``assign_step``), a child run on its profile's queue."""
     return agent_step(step)
+
+
+@DBOS.workflow(name=SCRIPT_STEP_WORKFLOW)
+def script_step_workflow(step: Step) -> dict[str, str]:
+    """One step a script asked for over HTTP (``cao_workflow.run_step``): the same two checkpoints as
+    :func:`agent_step`, answering with the worker's terminal as well."""
+    started = DBOS.run_step({"name": f"start:{step.name}"}, _start, step)
+    answer = DBOS.run_step({"name": f"await:{step.name}"}, _await, step, started)
+    return {"terminal_id": started["terminal_id"], "last_message": answer}
 
 
 # -- the API inside a run ------------------------------------------------------------------------------
@@ -177,6 +192,40 @@ def _start(step: Step) -> dict[str, str]:
     return {"session": session, "terminal_id": terminal.id}
 
 
+def _script(spec: RunSpec) -> Any:
+    from cao_server.settings import advertised_host, base_url, home_dir
+
+    from . import scripts
+    from .engine import ServerStopping
+
+    engine = current()
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    settings = getattr(engine.kernel, "settings", None) or {}
+    home = home_dir(settings, engine.kernel)
+    url = base_url(advertised_host(str(settings.get("CAO_API_HOST") or "127.0.0.1")),
+                   settings.get("CAO_API_PORT") or 9889)
+
+    def should_stop() -> None:
+        if engine.stopping.is_set():
+            raise ServerStopping()  # the folder stays: the next start kills what is left, then goes on
+        if _cancelled(run_id):
+            scripts.finish(home, run_id)
+            raise DBOSWorkflowCancelledError(f"workflow {run_id} was cancelled")
+
+    limit = engine.settings.get("CAO_WORKFLOW_SCRIPT_TIMEOUT")
+    try:
+        output = scripts.run(home=home, run_id=run_id, text=spec.source.text, inputs=spec.inputs,
+                             base_url=url, working_directory=spec.working_directory,
+                             timeout=float(limit) if limit else scripts.DEFAULT_TIMEOUT,
+                             should_stop=should_stop)
+    except Exception:
+        scripts.finish(home, run_id)
+        raise
+    scripts.finish(home, run_id)
+    return output
+
+
 def _existing(session: str) -> Any:
     engine = current()
     try:
@@ -201,7 +250,7 @@ def _await(step: Step, started: dict[str, str]) -> str:
         left = deadline - time.monotonic()
         if left <= 0:
             _close(session)
-            raise StepFailed(f"step {step.name!r}: agent {step.profile!r} (terminal {terminal_id}) gave no "
+            raise StepTimedOut(f"step {step.name!r}: agent {step.profile!r} (terminal {terminal_id}) gave no "
                              f"answer within {step.timeout:g} s")
         try:
             report = engine.call(lambda: kernel.wait_for_status(terminal_id, wanted, min(_WAIT_SLICE, left)))

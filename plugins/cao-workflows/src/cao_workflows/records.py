@@ -36,11 +36,14 @@ class Step:
 
 @attrs.frozen(kw_only=True)
 class RunSpec:
-    """What a run journals as its input: the workflow's code, its inputs and where its agents work."""
+    """What a run journals as its input: the workflow's code, its inputs, where its agents work, and
+    its tier: ``function`` (the file's ``workflow(inputs)`` runs in the server) or ``script`` (the file
+    runs as a process of its own, its steps calling the server; :mod:`cao_workflows.scripts`)."""
 
     source: WorkflowSource
     inputs: dict[str, Any] = attrs.field(factory=dict, converter=_frozen_dict)
     working_directory: str | None = None
+    tier: str = "function"
 
 
 @attrs.frozen(kw_only=True)

@@ -126,6 +126,23 @@ async def approve(request: Any, kernel: Any) -> Any:
                                 by=str(by)[:32])
 
 
+async def run_step(request: Any, kernel: Any) -> Any:
+    """Upstream's run-step route; a failed worker answers 502 (crashed) or 504 (ran long) with
+    ``detail: {message, kind, terminal_id}``, as upstream's does."""
+    from starlette.responses import JSONResponse
+
+    from . import steps
+    from .errors import StepFailed, StepTimedOut
+
+    call = steps.parse(await _body(request))
+    try:
+        return await steps.run_step(kernel, call)
+    except StepFailed as exc:
+        kind = "timeout" if isinstance(exc, StepTimedOut) else "error"
+        detail = {"message": str(exc), "kind": kind, "terminal_id": getattr(exc, "terminal_id", None)}
+        return JSONResponse({"detail": detail, "error": type(exc).__name__}, status_code=exc.http_status)
+
+
 def route_specs() -> list[RouteSpec]:
     run_path = "/workflows/runs/{run_id}"
     table = [
@@ -140,6 +157,8 @@ def route_specs() -> list[RouteSpec]:
         ("workflows_cancel", run_path + "/cancel", cancel, "POST", "Cancel a run"),
         ("workflows_resume", run_path + "/resume", resume, "POST", "Resume a cancelled or failed run"),
         ("workflows_approve", run_path + "/approve", approve, "POST", "Answer the question a run asks"),
+        ("workflows_run_step", "/terminals/run-step", run_step, "POST",
+         "Run one agent step of a workflow script (journaled by run and step)"),
     ]
     return [RouteSpec(name=name, path=path, endpoint=endpoint, methods=(method,), description=text)
             for name, path, endpoint, method, text in table]

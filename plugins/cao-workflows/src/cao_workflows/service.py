@@ -15,7 +15,7 @@ from . import engine as engines
 from . import names
 from .errors import RunNotFound, RunStateConflict, WorkflowFileError
 from .records import RunSpec
-from .source import WorkflowSource, check
+from .source import WorkflowSource, classify
 
 T = TypeVar("T")
 
@@ -33,14 +33,14 @@ async def _dbos(kernel: Any, call: Callable[..., T], *args: Any, **kwargs: Any) 
 
 async def validate(kernel: Any, source: WorkflowSource) -> dict[str, Any]:
     """Check the code and the profiles it names; a summary, or ``WorkflowFileError``."""
-    uses = check(source)
+    tier, uses = classify(source)
     for use in uses:
         try:
             await kernel.get_profile(use.profile)
         except NotFound:
             raise WorkflowFileError(f"workflow file {source.path!r} line {use.line}: unknown agent profile "
                                     f"{use.profile!r}") from None
-    return {"ok": True, "name": source.name, "path": source.path, "digest": source.digest,
+    return {"ok": True, "name": source.name, "path": source.path, "digest": source.digest, "tier": tier,
             "profiles": sorted({use.profile for use in uses})}
 
 
@@ -48,7 +48,7 @@ async def submit(kernel: Any, source: WorkflowSource, inputs: Mapping[str, Any] 
                  run_id: str | None = None, working_directory: str | None = None) -> dict[str, Any]:
     """Validate and start a run; its status at once. A ``run_id`` that already names a run of the same
     workflow returns that run (a retried submit starts nothing twice)."""
-    await validate(kernel, source)
+    tier = (await validate(kernel, source))["tier"]
     checked = names.check_inputs(dict(inputs or {}))
     wanted = names.run_id(run_id) if run_id is not None else names.new_run_id(source.name)
     engine = await engines.ensure(kernel)
@@ -61,7 +61,7 @@ async def submit(kernel: Any, source: WorkflowSource, inputs: Mapping[str, Any] 
         if _name(existing) != source.name:
             raise RunStateConflict(f"run id {wanted!r} is taken by a run of workflow {_name(existing)!r}")
         return _status(existing)
-    spec = RunSpec(source=source, inputs=checked, working_directory=working_directory)
+    spec = RunSpec(source=source, inputs=checked, working_directory=working_directory, tier=tier)
 
     def start() -> None:
         with SetWorkflowID(wanted):

@@ -1,9 +1,11 @@
 """Workflow files: reading one safely, checking it before it runs, and loading the code a run
 journaled.
 
-A workflow is a Python file with a top-level ``def workflow(inputs):``. A run keeps the file's text in
-its journal, so recovery after a restart runs the code the run started with even when the file has
-changed or gone since (DBOS replays steps by their order; other code would diverge).
+A workflow is a Python file with a top-level ``def workflow(inputs):`` (the function tier), or a script
+whose top-level code imports ``cao_workflow`` and calls its ``run_step`` (the script tier, run as a
+process of its own: :mod:`cao_workflows.scripts`). A run keeps the file's text in its journal, so
+recovery after a restart runs the code the run started with even when the file has changed or gone
+since (DBOS replays steps by their order; other code would diverge).
 """
 
 from __future__ import annotations
@@ -26,8 +28,13 @@ from .names import WORKFLOW_NAME_RE
 ENTRY = "workflow"
 #: Workflow files are programs a person wrote; anything larger is a mistake (a data file, a log).
 MAX_SOURCE_BYTES = 256 * 1024
-# Calls whose first argument (or ``profile=``) names an agent profile, checked before a run starts.
-_PROFILE_CALLS = frozenset({"run_step", "Step"})
+#: The module a script-tier file imports.
+SCRIPT_MODULE = "cao_workflow"
+FUNCTION_TIER, SCRIPT_TIER = "function", "script"
+# Calls that name an agent profile, checked before a run starts, and where: the function tier's
+# ``run_step(profile, ...)``/``Step(profile, ...)``; the script tier's ``run_step(provider, agent, ...)``.
+_PROFILE_CALLS = {FUNCTION_TIER: ({"run_step", "Step"}, 0, "profile"),
+                  SCRIPT_TIER: ({"run_step", "step"}, 1, "agent")}
 
 
 @attrs.frozen(kw_only=True)
@@ -92,9 +99,14 @@ def read_file(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | No
 
 
 def check(source: WorkflowSource) -> list[ProfileUse]:
-    """Check that ``source`` compiles and defines ``workflow(inputs)``; return the profiles it names
+    """Check that ``source`` compiles and is a workflow of either tier; return the profiles it names
     literally (the caller checks that they exist). Raises ``WorkflowFileError`` naming the file, the
     line and the problem."""
+    return classify(source)[1]
+
+
+def classify(source: WorkflowSource) -> tuple[str, list[ProfileUse]]:
+    """:func:`check`, also returning the file's tier (``function`` or ``script``)."""
     if len(source.text.encode()) > MAX_SOURCE_BYTES:
         raise WorkflowFileError(f"workflow {source.name!r} is larger than {MAX_SOURCE_BYTES} bytes")
     try:
@@ -105,16 +117,28 @@ def check(source: WorkflowSource) -> list[ProfileUse]:
     entry = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == ENTRY),
                  None)
     if entry is None:
-        raise WorkflowFileError(f"workflow file {source.path!r} defines no top-level function "
-                                f"'{ENTRY}(inputs)'")
+        if not _imports_script_module(tree):
+            raise WorkflowFileError(f"workflow file {source.path!r} defines no top-level function "
+                                    f"'{ENTRY}(inputs)' and does not import {SCRIPT_MODULE} (a script)")
+        return SCRIPT_TIER, _profiles(tree, SCRIPT_TIER)
     params = entry.args
     if len(params.posonlyargs) + len(params.args) != 1 or params.vararg or params.kwonlyargs:
         raise WorkflowFileError(f"workflow file {source.path!r}: '{ENTRY}' must take exactly one "
                                 f"argument, the inputs (line {entry.lineno})")
-    return _profiles(tree)
+    return FUNCTION_TIER, _profiles(tree, FUNCTION_TIER)
 
 
-def _profiles(tree: ast.AST) -> list[ProfileUse]:
+def _imports_script_module(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == SCRIPT_MODULE:
+            return True
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == SCRIPT_MODULE for a in node.names):
+            return True
+    return False
+
+
+def _profiles(tree: ast.AST, tier: str) -> list[ProfileUse]:
+    calls, position, keyword = _PROFILE_CALLS[tier]
     uses: list[ProfileUse] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -122,10 +146,10 @@ def _profiles(tree: ast.AST) -> list[ProfileUse]:
         func = node.func
         called = (func.id if isinstance(func, ast.Name)
                   else func.attr if isinstance(func, ast.Attribute) else None)
-        if called not in _PROFILE_CALLS:
+        if called not in calls:
             continue
-        named = node.args[0] if node.args else next(
-            (kw.value for kw in node.keywords if kw.arg == "profile"), None)
+        named = node.args[position] if len(node.args) > position else next(
+            (kw.value for kw in node.keywords if kw.arg == keyword), None)
         if isinstance(named, ast.Constant) and isinstance(named.value, str):
             uses.append(ProfileUse(named.value, node.lineno))
     return uses
