@@ -5,6 +5,7 @@ against a server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -18,7 +19,8 @@ import pytest
 PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp", "workflows")
 
 # The behaviour counts starts itself (the agent program, not cao's records) and holds a task that says
-# "hold" until the file named after it exists, so a test can kill the server while that step runs.
+# "hold" until the file named after it exists, so a test can kill the server while that step runs; a
+# task that says "explode" ends in error.
 BEHAVIOUR = '''
 import os, asyncio
 from pathlib import Path
@@ -29,6 +31,8 @@ with open(HERE / "starts.log", "a") as log:
 async def counted(turn):
     with open(HERE / "starts.log", "a") as log:
         log.write(f"{os.getpid()} task {turn.task.strip()}\\n")
+    if "explode" in turn.task:
+        raise RuntimeError("told to explode")
     if "hold" in turn.task:
         while not (HERE / "release").exists():
             await turn.think(0.2)
@@ -122,17 +126,46 @@ class Cluster:
             said = self.server.stderr[-30:] if self.server else []
             raise AssertionError("\n".join([str(exc), *said])) from None
 
+    def post(self, path: str, body: Any) -> tuple[int, Any]:
+        """POST ``body`` (JSON, or raw bytes) to the current server with the home's API token."""
+        import urllib.error
+        import urllib.request
+
+        token = (self.home / "api-token").read_text().strip()
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        request = urllib.request.Request(self.server.url + path, data=data, method="POST", headers={
+            "Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(request, timeout=120) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    def leftovers(self, run_id: str) -> list[int]:
+        """Processes still running with the run's identity in their environment (its script)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    environ = (entry / "environ").read_bytes()
+                except OSError:
+                    continue
+                if f"CAO_WORKFLOW_RUN_ID={run_id}\0".encode() in environ:
+                    found.append(int(entry.name))
+        return found
+
     def write(self, name: str, text: str) -> Path:
         path = self.workdir / name
         path.write_text(text, encoding="utf-8")
         return path
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+@contextlib.contextmanager
+def _cluster(root: Path) -> Iterator[Cluster]:
     from cao_testkit.tmux import private_tmux_socket
 
-    home, workdir, behaviours = tmp_path / "home", tmp_path / "work", tmp_path / "behaviours"
+    home, workdir, behaviours = root / "home", root / "work", root / "behaviours"
     for folder in (home / "agent-store", workdir, behaviours):
         folder.mkdir(parents=True)
     (behaviours / "wfcount.py").write_text(BEHAVIOUR, encoding="utf-8")
@@ -144,3 +177,17 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
             yield made
         finally:
             made.stop()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    with _cluster(tmp_path) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def cluster_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One started server for a module's tests that start no agent."""
+    with _cluster(tmp_path_factory.mktemp("cluster")) as made:
+        made.start()
+        yield made
