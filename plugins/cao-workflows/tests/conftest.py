@@ -20,7 +20,7 @@ PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp", "workflows")
 
 # The behaviour counts starts itself (the agent program, not cao's records) and holds a task that says
 # "hold" until the file named after it exists, so a test can kill the server while that step runs; a
-# task that says "explode" ends in error.
+# task that says "explode" ends in error; one that says "slow" takes longer than a step's wait slice.
 BEHAVIOUR = '''
 import os, asyncio
 from pathlib import Path
@@ -31,6 +31,8 @@ with open(HERE / "starts.log", "a") as log:
 async def counted(turn):
     with open(HERE / "starts.log", "a") as log:
         log.write(f"{os.getpid()} task {turn.task.strip()}\\n")
+    if "slow" in turn.task:
+        await turn.think(6.5)
     if "explode" in turn.task:
         raise RuntimeError("told to explode")
     if "hold" in turn.task:
@@ -58,10 +60,11 @@ class Cluster:
         self.home, self.workdir, self.behaviours, self.tmux = home, workdir, behaviours, tmux
         self.server: Any = None
 
-    def start(self) -> Any:
+    def start(self, **settings: str) -> Any:
         from cao_testkit.server_process import server_env, start_cao_server
 
         env = server_env(self.home, self.tmux, PLUGINS)
+        env.update(settings)
         env["CAO_MOCK_BEHAVIOUR_PATH"] = str(self.behaviours)
         env["CAO_DEFAULT_PROVIDER"] = "mock_cli"
         self.server = start_cao_server(self.home, self.workdir, env)

@@ -28,3 +28,13 @@ def test_a_two_step_run_returns_the_last_answer_and_its_outputs(cluster):
     assert [r["run_id"] for r in listed] == [done["run_id"]]
     names = [e["name"] for e in cluster.json("workflow", "events", done["run_id"])]
     assert names == ["start:analyst", "await:analyst", "DBOS.setEvent", "start:writer", "await:writer"]
+
+
+def test_a_step_longer_than_the_engines_wait_slice_still_gets_its_answer(cluster):
+    # The engine waits for an agent in slices of a few seconds; a slice's end must not read as an error.
+    cluster.start()
+    path = cluster.write("slow.py", "from cao_workflows import run_step\n\n"
+                                    "def workflow(inputs):\n    return run_step('analyst', 'slow one')\n")
+    done = cluster.json("workflow", "run", str(path), "--timeout", "60")
+    assert done["state"] == "completed", done
+    assert done["result"] == "answer to slow one"

@@ -76,13 +76,13 @@ class Engine:
             return await factory()
 
         future = asyncio.run_coroutine_threadsafe(run(), self.loop)
-        while True:
-            try:
-                return future.result(timeout=_STOP_POLL)
-            except concurrent.futures.TimeoutError:
-                if self.stopping.is_set():
-                    future.cancel()
-                    raise ServerStopping() from None
+        # Waited for with ``wait``, not ``result(timeout=...)``: the call's own ``Timeout`` is a
+        # ``TimeoutError`` too, and must reach the caller rather than read as "not done yet".
+        while not concurrent.futures.wait([future], timeout=_STOP_POLL).done:
+            if self.stopping.is_set():
+                future.cancel()
+                raise ServerStopping()
+        return future.result()
 
     def report(self, kind: str, data: Mapping[str, Any]) -> None:
         """Tell the kernel's watchers what a run did (see :mod:`cao_workflows.activity`)."""

@@ -250,8 +250,8 @@ def _await(step: Step, started: dict[str, str]) -> str:
         left = deadline - time.monotonic()
         if left <= 0:
             _close(session)
-            raise StepTimedOut(f"step {step.name!r}: agent {step.profile!r} (terminal {terminal_id}) gave no "
-                             f"answer within {step.timeout:g} s")
+            raise StepTimedOut(f"step {step.name!r}: agent {step.profile!r} (terminal {terminal_id}) gave "
+                               f"no answer within {step.timeout:g} s")
         try:
             report = engine.call(lambda: kernel.wait_for_status(terminal_id, wanted, min(_WAIT_SLICE, left)))
         except Timeout:
