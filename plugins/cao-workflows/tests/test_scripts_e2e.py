@@ -121,3 +121,59 @@ def test_a_run_step_for_a_run_that_is_not_running_is_refused(cluster_once):
     assert status == 404, answer
     assert "no workflow script is running as run 'ghost'" in answer["detail"]
     assert cluster_once.starts() == []
+
+
+HOLDING = '''
+import subprocess
+from cao_workflow import emit_output, run_step
+
+subprocess.Popen(["sleep", "300"])  # a child of the script: it must end with the run too
+emit_output(run_step("mock_cli", "analyst", "wait here hold").output)
+'''
+
+
+def test_cancelling_a_script_run_ends_its_process_group_and_closes_its_agent(cluster):
+    cluster.start()
+    path = cluster.write("holding.py", HOLDING)
+    run_id = cluster.cao("workflow", "run", str(path), "--detach").stdout.strip()
+    cluster.wait_for(lambda: "wait here hold" in cluster.tasks(), "the step's agent to get its task")
+    assert len(cluster.leftovers(run_id)) == 2
+    cluster.cao("workflow", "cancel", run_id)
+    cluster.wait_for(lambda: cluster.leftovers(run_id) == [], "the script and its child to end")
+    assert cluster.json("workflow", "status", run_id)["state"] == "cancelled"
+
+    def agents() -> list[str]:
+        listed = cluster.tmux.run("list-sessions", "-F", "#{session_name}", check=False).stdout.split()
+        return [s for s in listed if s.startswith("cao-wf-")]
+
+    cluster.wait_for(lambda: agents() == [], "the step's agent to be closed")
+
+
+def test_a_server_stop_ends_the_script_and_the_next_start_finishes_the_run(cluster):
+    cluster.start()
+    path = cluster.write("holding.py", HOLDING)
+    run_id = cluster.cao("workflow", "run", str(path), "--detach").stdout.strip()
+    cluster.wait_for(lambda: "wait here hold" in cluster.tasks(), "the step's agent to get its task")
+    cluster.stop()
+    cluster.wait_for(lambda: cluster.leftovers(run_id) == [], "the script and its child to end", 10)
+
+    cluster.start()
+    (cluster.behaviours / "release").touch()
+    done = cluster.json("workflow", "wait", run_id, "--timeout", "60")
+    assert done["state"] == "completed", done
+    assert done["result"] == "answer to wait here hold"
+    assert list(cluster.tasks()) == ["wait here hold"] and len(cluster.tasks()["wait here hold"]) == 1
+    assert cluster.leftovers(run_id) == []
+
+
+def test_a_script_past_its_time_limit_fails_and_leaves_nothing_running(cluster):
+    import json
+
+    cluster.start(CAO_WORKFLOW_SCRIPT_TIMEOUT="2")
+    path = cluster.write("slow.py", "import subprocess, time\nimport cao_workflow\n"
+                                    "subprocess.Popen(['sleep', '300'])\nprint('working', flush=True)\n"
+                                    "time.sleep(300)\n")
+    ran = cluster.cao("workflow", "run", str(path), "--json", check=False)
+    done = json.loads(ran.stdout)
+    assert done["state"] == "failed" and "ran past its 2 s limit" in done["error"], done
+    assert cluster.leftovers(done["run_id"]) == []

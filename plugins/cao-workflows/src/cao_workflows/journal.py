@@ -41,6 +41,8 @@ OUTPUT_PREFIX = "out:"
 _FOREVER = 30 * 24 * 3600.0
 # How long one wait on the kernel lasts before the step checks whether its run was cancelled.
 _WAIT_SLICE = 5.0
+# How long a script that failed while the server stopped waits for the engine to hear of the stop.
+_SHUTDOWN_WAIT = 15.0
 
 _run: contextvars.ContextVar[RunSpec | None] = contextvars.ContextVar("cao_workflow_run", default=None)
 
@@ -213,17 +215,39 @@ def _script(spec: RunSpec) -> Any:
             scripts.finish(home, run_id)
             raise DBOSWorkflowCancelledError(f"workflow {run_id} was cancelled")
 
+    def settle(code: int) -> None:
+        should_stop()
+        if code != 0 and not _serving(url):
+            # The script failed because the server is going down: its listener closes, and its open
+            # requests are cut, seconds before the engine hears of the stop. The run is interrupted,
+            # not failed; the next start runs the script again.
+            engine.stopping.wait(_SHUTDOWN_WAIT)
+            should_stop()
+
     limit = engine.settings.get("CAO_WORKFLOW_SCRIPT_TIMEOUT")
     try:
         output = scripts.run(home=home, run_id=run_id, text=spec.source.text, inputs=spec.inputs,
                              base_url=url, working_directory=spec.working_directory,
                              timeout=float(limit) if limit else scripts.DEFAULT_TIMEOUT,
-                             should_stop=should_stop)
+                             should_stop=should_stop, settle=settle)
     except Exception:
         scripts.finish(home, run_id)
         raise
     scripts.finish(home, run_id)
     return output
+
+
+def _serving(url: str) -> bool:
+    """Whether the server still takes connections at ``url``."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
 
 def _existing(session: str) -> Any:

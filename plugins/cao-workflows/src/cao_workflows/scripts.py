@@ -67,11 +67,13 @@ def check_generation(home: str | os.PathLike[str], run_id: str, claimed: str) ->
 
 
 def run(*, home: str, run_id: str, text: str, inputs: Mapping[str, Any], base_url: str,
-        working_directory: str | None, timeout: float, should_stop: Callable[[], None]) -> Any:
+        working_directory: str | None, timeout: float, should_stop: Callable[[], None],
+        settle: Callable[[int], None]) -> Any:
     """Run a script attempt to its end and return its output (the last ``CAO_WORKFLOW_OUTPUT:`` line's
     value, None when it printed none). ``should_stop`` is asked a few times a second and raises to end
-    the attempt (the group is killed, the exception goes on). ``ScriptFailed`` on a non-zero exit or at
-    ``timeout`` seconds."""
+    the attempt (the group is killed, the exception goes on); ``settle`` gets the exit code first and
+    may raise instead of the code being read as the run's outcome. ``ScriptFailed`` on a non-zero exit
+    or at ``timeout`` seconds."""
     where = folder(home, run_id)
     where.mkdir(parents=True, exist_ok=True, mode=0o700)
     previous = _read_state(where)
@@ -107,6 +109,7 @@ def run(*, home: str, run_id: str, text: str, inputs: Mapping[str, Any], base_ur
         raise
     # What the script started itself ends with it.
     _kill_group(process.pid, None)
+    settle(code)
     if code != 0:
         raise ScriptFailed(f"script exited with code {code}\n{_tail(where / 'stderr', ERROR_TAIL)}".rstrip())
     return output_of(_tail(where / "stdout", OUTPUT_TAIL), run_id)
