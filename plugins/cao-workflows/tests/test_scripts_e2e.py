@@ -33,6 +33,8 @@ def test_an_upstream_script_runs_its_three_steps_and_gives_its_output(cluster):
         "keys": ["call-1", "call-2", "call-3"], "replayed": [False, False, False],
         "status": ["completed"] * 3}
     assert sorted(cluster.tasks()) == ["look at tides", "review it", "write it"]
+    names = [e["name"] for e in cluster.json("workflow", "events", done["run_id"])]
+    assert names == ["script", *[f"{kind}:call-{n}" for n in (1, 2, 3) for kind in ("start", "await")]]
     assert not (cluster.home / "workflow-scripts" / done["run_id"]).exists()
     assert cluster.leftovers(done["run_id"]) == []
 

@@ -5,6 +5,7 @@ with a running loop, and its async API replaces the loop's default executor)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -121,7 +122,27 @@ async def events(kernel: Any, run_id: str) -> list[dict[str, Any]]:
         if child:
             for inner in await _dbos(kernel, DBOS.list_workflow_steps, child):
                 listed.append(_event(child, inner))
+    for child in await _script_steps(kernel, found):
+        for inner in await _dbos(kernel, DBOS.list_workflow_steps, child):
+            listed.append(_event(child, inner))
     return [{"seq": n, **event} for n, event in enumerate(listed, 1)]
+
+
+async def _script_steps(kernel: Any, found: Any) -> list[str]:
+    """A script run's steps (journaled apart from the run, under ids led by its own), oldest first."""
+    spec = _spec(found)
+    if spec is None or getattr(spec, "tier", "function") != "script":
+        return []
+    from dbos import DBOS
+
+    from .journal import SCRIPT_STEP_WORKFLOW
+
+    prefix = found.workflow_id + "-s"
+    children = await _dbos(kernel, DBOS.list_workflows, name=SCRIPT_STEP_WORKFLOW, workflow_id_prefix=prefix,
+                           load_input=False, load_output=False)
+    # The prefix alone would also match a run whose own id extends this one's.
+    ours = [c for c in children if re.fullmatch(r"[0-9a-f]{12}", c.workflow_id[len(prefix):])]
+    return [c.workflow_id for c in sorted(ours, key=lambda c: c.created_at or 0)]
 
 
 async def result(kernel: Any, run_id: str) -> dict[str, Any]:

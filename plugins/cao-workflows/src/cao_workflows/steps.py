@@ -118,6 +118,7 @@ async def run_step(kernel: Any, call: StepCall) -> dict[str, Any]:
     """Run (or replay, or wait for) the step; upstream's answer. Failures raise ``StepFailed`` (502)
     or ``StepTimedOut`` (504) carrying the worker's terminal id."""
     await _check_names(kernel, call)
+    await engines.ensure(kernel)
     workdir = call.working_directory
     if call.run_id is not None:
         from cao_server.settings import home_dir
@@ -136,7 +137,6 @@ async def run_step(kernel: Any, call: StepCall) -> dict[str, Any]:
         wanted = journal_id(call.run_id, call.step_id)
     else:  # not a journaled step of a run: a step of its own
         wanted = f"{call.run_id or 'run-step'}-s{secrets.token_hex(6)}"
-    await engines.ensure(kernel)
     found = await asyncio.to_thread(_status, wanted)
     replayed = found is not None and found.status == "SUCCESS"
     if found is None:
