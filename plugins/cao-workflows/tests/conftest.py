@@ -31,6 +31,9 @@ with open(HERE / "starts.log", "a") as log:
 async def counted(turn):
     with open(HERE / "starts.log", "a") as log:
         log.write(f"{os.getpid()} task {turn.task.strip()}\\n")
+    if os.environ.get("CAO_WORKFLOW_STEP_ID"):
+        with open(HERE / "identity.log", "a") as log:
+            log.write(f"{os.environ['CAO_WORKFLOW_RUN_ID']}:{os.environ['CAO_WORKFLOW_STEP_ID']}\\n")
     if "slow" in turn.task:
         await turn.think(6.5)
     if "explode" in turn.task:
@@ -146,7 +149,8 @@ class Cluster:
             return exc.code, json.loads(exc.read())
 
     def leftovers(self, run_id: str) -> list[int]:
-        """Processes still running with the run's identity in their environment (its script)."""
+        """Processes still running with the run's identity in their environment: its script and what the
+        script started (its steps' agents have it too, and are told apart by their terminal id)."""
         found = []
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
@@ -154,7 +158,8 @@ class Cluster:
                     environ = (entry / "environ").read_bytes()
                 except OSError:
                     continue
-                if f"CAO_WORKFLOW_RUN_ID={run_id}\0".encode() in environ:
+                ours = f"CAO_WORKFLOW_RUN_ID={run_id}\0".encode() in environ
+                if ours and b"CAO_TERMINAL_ID=" not in environ:
                     found.append(int(entry.name))
         return found
 

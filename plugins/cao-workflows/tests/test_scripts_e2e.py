@@ -37,6 +37,9 @@ def test_an_upstream_script_runs_its_three_steps_and_gives_its_output(cluster):
     assert names == ["script", *[f"{kind}:call-{n}" for n in (1, 2, 3) for kind in ("start", "await")]]
     assert not (cluster.home / "workflow-scripts" / done["run_id"]).exists()
     assert cluster.leftovers(done["run_id"]) == []
+    # The workers got the run's identity in their environment, as upstream's do.
+    assert (cluster.behaviours / "identity.log").read_text().split() == [
+        f"{done['run_id']}:call-{n}" for n in (1, 2, 3)]
 
 
 def test_a_script_killed_with_its_server_starts_again_and_replays_its_finished_steps(cluster):

@@ -181,7 +181,8 @@ def _start(step: Step) -> dict[str, str]:
     terminal = _existing(session)
     if terminal is None:
         request = CreateTerminalRequest(agent_profile=step.profile, provider=step.provider,
-                                        session_name=session, working_directory=step.working_directory)
+                                        session_name=session, working_directory=step.working_directory,
+                                        env=dict(getattr(step, "env", None) or {}))
         terminal = engine.call(lambda: kernel.create_session(request))
         engine.call(lambda: kernel.send_input(terminal.id, step.prompt))
     elif engine.call(lambda: kernel.get_status(terminal.id)).status == TerminalStatus.IDLE:

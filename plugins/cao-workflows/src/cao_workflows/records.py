@@ -28,6 +28,8 @@ class Step:
     timeout: float = 1800.0
     label: str = ""
     working_directory: str | None = None
+    #: Added to the agent's environment (a script's steps: the run's identity, as upstream gives it).
+    env: dict[str, str] = attrs.field(factory=dict, converter=_frozen_dict)
 
     @property
     def name(self) -> str:

@@ -131,8 +131,10 @@ async def run_step(kernel: Any, call: StepCall) -> dict[str, Any]:
         if workdir is None:
             workdir = await _run_directory(kernel, call.run_id)
     label = call.step_id or call.agent
+    identity = {RUN_VARIABLE: call.run_id, GENERATION_VARIABLE: call.generation, STEP_VARIABLE: call.step_id}
     step = Step(profile=call.agent, prompt=call.prompt, provider=call.provider, timeout=call.timeout,
-                label=label, working_directory=workdir)
+                label=label, working_directory=workdir,
+                env={key: value for key, value in identity.items() if value is not None})
     if call.run_id is not None and call.step_id is not None:
         wanted = journal_id(call.run_id, call.step_id)
     else:  # not a journaled step of a run: a step of its own
