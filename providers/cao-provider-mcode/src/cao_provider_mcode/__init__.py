@@ -1,0 +1,1 @@
+"""cao provider for MiniMax Code (entry point ``mcode`` in group ``cao``)."""
