@@ -1,4 +1,5 @@
-"""The ``{{ cookiecutter.provider_name }}`` provider record: how cao launches {{ cookiecutter.display_name }} and reads its screen and prompts."""
+"""The ``{{ cookiecutter.provider_name }}`` provider record: how cao launches {{ cookiecutter.display_name }}
+and reads its screen and prompts."""
 
 from __future__ import annotations
 

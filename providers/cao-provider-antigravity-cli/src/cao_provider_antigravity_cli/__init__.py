@@ -1,0 +1,1 @@
+"""cao provider for Antigravity CLI (entry point ``antigravity_cli`` in group ``cao``)."""
