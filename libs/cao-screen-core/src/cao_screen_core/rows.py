@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-__all__ = ["bottom_rows", "last_index"]
+__all__ = ["bottom_rows", "last_index", "screen_rows"]
+
+
+def screen_rows(text: str) -> list[str]:
+    """The screen's rows, right-stripped, without the blank rows under the last one."""
+    rows = [row.rstrip() for row in text.splitlines()]
+    while rows and not rows[-1]:
+        rows.pop()
+    return rows
 
 
 def last_index(rows: Sequence[str], test: Callable[[str], object], start: int = 0,

@@ -24,9 +24,10 @@ import re
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import guess_effect
 from cao_screen_core.reports import never_raising
+from cao_screen_core.rows import screen_rows
 
 from .dialogs import SURVEY, TRUST
-from .screen import PERMISSION, screen_rows
+from .screen import PERMISSION
 
 __all__ = ["read_prompt"]
 

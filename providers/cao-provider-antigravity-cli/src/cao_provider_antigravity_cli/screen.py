@@ -24,7 +24,7 @@ import re
 from cao_hookspecs import StatusReport, TerminalStatus
 from cao_screen_core.reports import read_safely
 from cao_screen_core.reports import report as _report
-from cao_screen_core.rows import last_index
+from cao_screen_core.rows import last_index, screen_rows
 
 from .dialogs import DIALOGS
 
@@ -42,14 +42,6 @@ _ERROR = re.compile(r"^\s*(?:Error:|ERROR:|panic:|Traceback \(most recent call l
 _THOUGHT = re.compile(r"^\s*▸ ")
 _TOOL = re.compile(r"^\s*● ")
 _TIP = re.compile(r"^\s*(?:└\s*)?Tip:")
-
-
-def screen_rows(text: str) -> list[str]:
-    """The screen's rows, right-stripped, without the blank rows under the last one."""
-    rows = [row.rstrip() for row in text.splitlines()]
-    while rows and not rows[-1]:
-        rows.pop()
-    return rows
 
 
 def input_box(rows: list[str]) -> tuple[int, int] | None:

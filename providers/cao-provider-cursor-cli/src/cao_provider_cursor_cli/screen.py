@@ -28,7 +28,7 @@ import re
 from cao_hookspecs import StatusReport, TerminalStatus
 from cao_screen_core.reports import read_safely
 from cao_screen_core.reports import report as _report
-from cao_screen_core.rows import last_index
+from cao_screen_core.rows import last_index, screen_rows
 
 __all__ = ["detect_status", "extract_last_message", "screen_rows"]
 
@@ -42,14 +42,6 @@ _BANNER = re.compile(r"^\s*Cursor Agent\s*$")
 _TOOL = re.compile(r"^\s*\$ \S")
 _TIP = re.compile(r"^\s*Tip: ")
 _FATAL = re.compile(r"^\s*(?:Error: |error: |\[invalid_argument\])")
-
-
-def screen_rows(text: str) -> list[str]:
-    """The screen's rows, right-stripped, without the blank rows under the last one."""
-    rows = [row.rstrip() for row in text.splitlines()]
-    while rows and not rows[-1]:
-        rows.pop()
-    return rows
 
 
 def _transcript(rows: list[str], end: int) -> list[str]:

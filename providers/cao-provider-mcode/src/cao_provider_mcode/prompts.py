@@ -21,9 +21,9 @@ import re
 from cao_hookspecs import OptionEffect, Prompt, PromptKind, PromptOption
 from cao_screen_core.menus import guess_effect
 from cao_screen_core.reports import never_raising
-from cao_screen_core.rows import last_index
+from cao_screen_core.rows import last_index, screen_rows
 
-from .screen import APPROVAL, screen_rows
+from .screen import APPROVAL
 
 __all__ = ["read_prompt"]
 

@@ -27,7 +27,7 @@ from cao_hookspecs import StatusReport, TerminalStatus
 from cao_screen_core.blocks import indented_blocks
 from cao_screen_core.reports import read_safely
 from cao_screen_core.reports import report as _report
-from cao_screen_core.rows import last_index
+from cao_screen_core.rows import last_index, screen_rows
 
 __all__ = ["APPROVAL", "BUSY", "detect_status", "extract_last_message", "screen_rows"]
 
@@ -40,14 +40,6 @@ _ANSWER = re.compile(r"^● (?P<text>\S.*)$")
 #: The first row of a tool's approval question (prompts.py reads the rest).
 APPROVAL = re.compile(r"^Approval needed$")
 _FAILED = re.compile(r"^(?:Sign in required|Authentication failed|Not authenticated)|^(?:Fatal|Error): ")
-
-
-def screen_rows(text: str) -> list[str]:
-    """The screen's rows, right-stripped, without the blank rows under the last one."""
-    rows = [row.rstrip() for row in text.splitlines()]
-    while rows and not rows[-1]:
-        rows.pop()
-    return rows
 
 
 def detect_status(screen: str) -> StatusReport:

@@ -125,10 +125,7 @@ class AnthropicServer(ScriptedServer):
             self.record(request, kind="invalid", conversation=conversation, answer=failure, status=400)
             self._send_failure(request, failure)
             return
-        kind = "turn" if self.is_turn(conversation) else "side"
-        self.arrived(kind)
-        script = self.script
-        answer = script.next_turn(conversation) if kind == "turn" else script.side_turn(conversation)
+        kind, answer = self.take_turn(conversation, self.is_turn)
         # Recorded before the last byte goes out: a client that has read its answer finds it recorded.
         if isinstance(answer, Failure):
             if answer.delay:

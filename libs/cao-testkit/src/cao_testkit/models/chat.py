@@ -20,11 +20,12 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .script import (Answer, Conversation, Failure, Incoming, Message, Script, ScriptedServer, ToolCall,
-                     ToolResult, estimate_tokens, offers_tools, split_text)
+from .openai import OpenAIFamily
+from .script import (Answer, Conversation, Failure, Incoming, Message, ToolCall, ToolResult, estimate_tokens,
+                     split_text)
 
 __all__ = ["ChatServer", "conversation_of"]
 
@@ -103,55 +104,29 @@ def conversation_of(body: Any) -> Conversation:
                         tools=tools, stream=bool(body.get("stream", False)))
 
 
-class ChatServer(ScriptedServer):
+class ChatServer(OpenAIFamily):
     """Chat Completions on 127.0.0.1, answering from ``script``; ``.base_url`` is ``url + "/v1"``."""
-
-    def __init__(self, script: Script | None = None, *, host: str = "127.0.0.1",
-                 is_turn: Callable[[Conversation], bool] = offers_tools,
-                 models: Iterable[str] = ("scripted",)) -> None:
-        super().__init__(script, host=host)
-        self.is_turn = is_turn
-        self.models = tuple(models)
-
-    @property
-    def base_url(self) -> str:
-        return self.url + "/v1"
 
     def handle(self, request: Incoming) -> None:
         path = request.path.split("?", 1)[0].rstrip("/")
         if request.method == "POST" and path.endswith("/chat/completions"):
             self._completions(request)
-        elif request.method == "GET" and path.endswith("/models"):
-            created = int(time.time())
-            listed = [{"id": model, "object": "model", "created": created, "owned_by": "cao-tests"}
-                      for model in self.models]
-            self._reply(request, 200, {"object": "list", "data": listed}, kind="models")
         else:
-            self._reply(request, 404, _error(f"no route for {request.method} {request.path}",
-                                             "invalid_request_error"), kind="other")
-
-    def _reply(self, request: Incoming, status: int, payload: Any, *, kind: str,
-               conversation: Conversation | None = None, answer: Answer | Failure | None = None) -> None:
-        request.status = status
-        self.record(request, kind=kind, conversation=conversation, answer=answer)  # before the last byte
-        request.send_json(status, payload)
+            self.answer_other(request, path)
 
     def _completions(self, request: Incoming) -> None:
         body = request.body
         conversation = conversation_of(body)
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
             failure = Failure(status=400, message="messages: a non-empty list is required")
-            self._reply(request, 400, _error(failure.message, failure.kind), kind="invalid",
+            self.reply_json(request, 400, self._error_body(failure.message, failure.kind), kind="invalid",
                         conversation=conversation, answer=failure)
             return
-        kind = "turn" if self.is_turn(conversation) else "side"
-        self.arrived(kind)
-        script = self.script
-        answer = script.next_turn(conversation) if kind == "turn" else script.side_turn(conversation)
+        kind, answer = self.take_turn(conversation, self.is_turn)
         if isinstance(answer, Failure):
             if answer.delay:
                 time.sleep(answer.delay)
-            self._reply(request, answer.status, _error(answer.message, answer.kind), kind=kind,
+            self.reply_json(request, answer.status, self._error_body(answer.message, answer.kind), kind=kind,
                         conversation=conversation, answer=answer)
             return
         model = str(body.get("model") or (self.models[0] if self.models else "scripted"))
@@ -161,7 +136,7 @@ class ChatServer(ScriptedServer):
             return
         if answer.delay:
             time.sleep(answer.delay)
-        self._reply(request, 200, _completion(body, answer, model), kind=kind, conversation=conversation,
+        self.reply_json(request, 200, _completion(body, answer, model), kind=kind, conversation=conversation,
                     answer=answer)
 
     def _stream(self, request: Incoming, body: dict[str, Any], answer: Answer, model: str,
@@ -211,7 +186,3 @@ def _usage(body: Any, answer: Answer) -> dict[str, int]:
     prompt = estimate_tokens(body)
     completion = max(1, estimate_tokens([answer.text, [dict(c.arguments) for c in answer.tool_calls]]))
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def _error(message: str, kind: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}

@@ -208,22 +208,15 @@ class GeminiServer(ScriptedServer):
             self._generate(request, model=call[1], stream=call[2] == "streamGenerateContent")
         elif request.method == "POST" and call is not None and call[2] == "countTokens":
             counted = {"totalTokens": estimate_tokens(request.body)}
-            self._reply_json(request, 200, counted, kind="count_tokens")
+            self.reply_json(request, 200, counted, kind="count_tokens")
         elif request.method == "GET" and re.fullmatch(r"/v\d\w*/models", request.path.rstrip("/")):
             methods = ["generateContent", "countTokens"]
             listed = [{"name": f"models/{model}", "displayName": model, "supportedGenerationMethods": methods}
                       for model in self.models]
-            self._reply_json(request, 200, {"models": listed}, kind="models")
+            self.reply_json(request, 200, {"models": listed}, kind="models")
         else:
             failure = Failure(status=404, message=f"no route for {request.method} {request.path}")
-            self._reply_json(request, 404, self._error_body(failure), kind="other")
-
-    def _reply_json(self, request: Incoming, status: int, payload: Any, *, kind: str,
-                    conversation: Conversation | None = None, answer: Answer | Failure | None = None) -> None:
-        # Recorded before the last byte goes out: a client that has its answer finds the request recorded.
-        request.status = status
-        self.record(request, kind=kind, conversation=conversation, answer=answer)
-        request.send_json(status, payload)
+            self.reply_json(request, 404, self._error_body(failure), kind="other")
 
     def _generate(self, request: Incoming, *, model: str, stream: bool) -> None:
         body = request.body
@@ -231,19 +224,16 @@ class GeminiServer(ScriptedServer):
         if not isinstance(body, dict) or not isinstance(body.get("contents"), list) or not body["contents"]:
             failure = Failure(status=400,
                               message="* GenerateContentRequest.contents: contents is not specified")
-            self._reply_json(request, 400, self._error_body(failure), kind="invalid",
+            self.reply_json(request, 400, self._error_body(failure), kind="invalid",
                              conversation=conversation, answer=failure)
             return
-        kind = "turn" if self.is_turn(conversation) else "side"
-        self.arrived(kind)
-        script = self.script
-        answer = script.next_turn(conversation) if kind == "turn" else script.side_turn(conversation)
+        kind, answer = self.take_turn(conversation, self.is_turn)
         if isinstance(answer, Answer) and kind == "side":
             answer = self._fit_side_answer(body, answer)
         if isinstance(answer, Failure):
             if answer.delay:
                 time.sleep(answer.delay)
-            self._reply_json(request, answer.status, self._error_body(answer), kind=kind,
+            self.reply_json(request, answer.status, self._error_body(answer), kind=kind,
                              conversation=conversation, answer=answer)
         elif stream:
             self._stream(request, body, model, answer,
@@ -251,7 +241,7 @@ class GeminiServer(ScriptedServer):
         else:
             if answer.delay:
                 time.sleep(answer.delay)
-            self._reply_json(request, 200, self._response_json(body, model, self._parts(answer), final=True),
+            self.reply_json(request, 200, self._response_json(body, model, self._parts(answer), final=True),
                              kind=kind, conversation=conversation, answer=answer)
 
     @staticmethod

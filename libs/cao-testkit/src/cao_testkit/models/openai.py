@@ -37,8 +37,8 @@ from typing import Any
 from .script import (Answer, Conversation, Failure, Incoming, Message, Script, ScriptedServer, ToolCall,
                      ToolResult, estimate_tokens, offers_tools, split_text)
 
-__all__ = ["OpenAIServer", "conversation_of", "fit_schema", "fit_side_answer", "offered_namespaces",
-           "wire_name"]
+__all__ = ["OpenAIFamily", "OpenAIServer", "conversation_of", "fit_schema", "fit_side_answer",
+           "offered_namespaces", "wire_name"]
 
 # Context blocks Codex adds to the conversation as user messages (working folder, AGENTS.md, shell
 # output it ran for the user...). They stay in the recorded body but are not what the user typed.
@@ -287,8 +287,9 @@ class _Stream:
         self.sequence += 1
 
 
-class OpenAIServer(ScriptedServer):
-    """The Responses API on 127.0.0.1, answering from ``script``; ``.url + "/v1"`` is the base URL."""
+class OpenAIFamily(ScriptedServer):
+    """What OpenAI's APIs share on 127.0.0.1: the base URL (``url + "/v1"``), ``GET .../models``, the
+    error shape, and which requests are the agent's turns (``is_turn``)."""
 
     def __init__(self, script: Script | None = None, *, host: str = "127.0.0.1",
                  is_turn: Callable[[Conversation], bool] = offers_tools,
@@ -302,30 +303,35 @@ class OpenAIServer(ScriptedServer):
         """What an OpenAI client takes as its base URL (``.../v1``)."""
         return self.url + "/v1"
 
+    def answer_other(self, request: Incoming, path: str) -> None:
+        """``GET .../models`` lists ``models``; anything else is a 404 in the API's error shape."""
+        if request.method == "GET" and path.endswith("/models"):
+            created = int(time.time())
+            listed = [{"id": model, "object": "model", "created": created, "owned_by": "cao-tests"}
+                      for model in self.models]
+            self.reply_json(request, 200, {"object": "list", "data": listed}, kind="models")
+        else:
+            self.reply_json(request, 404, self._error_body(f"no route for {request.method} {request.path}",
+                                                           "invalid_request_error"), kind="other")
+
+    @staticmethod
+    def _error_body(message: str, kind: str) -> dict[str, Any]:
+        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+class OpenAIServer(OpenAIFamily):
+    """The Responses API on 127.0.0.1, answering from ``script``; ``.url + "/v1"`` is the base URL."""
+
     def handle(self, request: Incoming) -> None:
         path = request.path.rstrip("/")
         if request.method == "POST" and path.endswith("/responses"):
             self._responses(request)
-        elif request.method == "GET" and path.endswith("/models"):
-            created = int(time.time())
-            listed = [{"id": model, "object": "model", "created": created, "owned_by": "cao-tests"}
-                      for model in self.models]
-            self._reply_json(request, 200, {"object": "list", "data": listed}, kind="models")
         else:
-            self._reply_json(request, 404, self._error_body(f"no route for {request.method} {request.path}",
-                                                            "invalid_request_error"), kind="other")
-
-    def _reply_json(self, request: Incoming, status: int, payload: Any, *, kind: str,
-                    conversation: Conversation | None = None, answer: Answer | Failure | None = None,
-                    headers: Mapping[str, str] | None = None) -> None:
-        # Recorded before the last byte goes out: a client that has its answer finds the request recorded.
-        request.status = status
-        self.record(request, kind=kind, conversation=conversation, answer=answer)
-        request.send_json(status, payload, headers=headers)
+            self.answer_other(request, path)
 
     def _refuse(self, request: Incoming, failure: Failure, *, kind: str,
                 conversation: Conversation | None = None) -> None:
-        self._reply_json(request, failure.status, self._error_body(failure.message, failure.kind), kind=kind,
+        self.reply_json(request, failure.status, self._error_body(failure.message, failure.kind), kind=kind,
                          conversation=conversation, answer=failure,
                          headers={"x-request-id": "req_" + secrets.token_hex(12)})
 
@@ -344,12 +350,7 @@ class OpenAIServer(ScriptedServer):
             failure = Failure(status=400, message="input: field required (a list of items or a string)")
             self._refuse(request, failure, kind="invalid", conversation=conversation)
             return
-        kind = "turn" if self.is_turn(conversation) else "side"
-        self.arrived(kind)
-        if kind == "turn":
-            answer = self.script.next_turn(conversation)
-        else:
-            answer = self.script.side_turn(conversation)
+        kind, answer = self.take_turn(conversation, self.is_turn)
         if isinstance(answer, Answer) and kind == "side":
             answer = self._fit_side_answer(body, answer)
         if isinstance(answer, Failure):
@@ -364,7 +365,7 @@ class OpenAIServer(ScriptedServer):
         else:
             if answer.delay:
                 time.sleep(answer.delay)
-            self._reply_json(request, 200, self._response_json(body, answer, status="completed"), kind=kind,
+            self.reply_json(request, 200, self._response_json(body, answer, status="completed"), kind=kind,
                              conversation=conversation, answer=answer)
 
     @staticmethod
@@ -372,10 +373,6 @@ class OpenAIServer(ScriptedServer):
         return fit_side_answer(answer, _schema_format(body))
 
     # -- wire format -------------------------------------------------------------------------------
-
-    @staticmethod
-    def _error_body(message: str, kind: str) -> dict[str, Any]:
-        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
     @staticmethod
     def _items(body: Any, answer: Answer) -> list[dict[str, Any]]:

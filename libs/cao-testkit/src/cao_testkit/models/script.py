@@ -618,6 +618,24 @@ class ScriptedServer:
         if self.script.problems:
             raise ScriptError("; ".join(self.script.problems))
 
+    def reply_json(self, request: Incoming, status: int, payload: Any, *, kind: str,
+                   conversation: Conversation | None = None, answer: Answer | Failure | None = None,
+                   headers: Mapping[str, str] | None = None) -> None:
+        """Record the request, then answer it with JSON: recorded before the last byte goes out, so a
+        client that has its answer always finds the request recorded."""
+        request.status = status
+        self.record(request, kind=kind, conversation=conversation, answer=answer)
+        request.send_json(status, payload, headers=headers)
+
+    def take_turn(self, conversation: Conversation,
+                  is_turn: Callable[[Conversation], bool]) -> tuple[str, Answer | Failure]:
+        """Whether the request is the agent's own ``turn`` (``is_turn``) or a ``side`` request, noted as
+        arrived, and the script's answer to it."""
+        kind = "turn" if is_turn(conversation) else "side"
+        self.arrived(kind)
+        script = self.script
+        return kind, script.next_turn(conversation) if kind == "turn" else script.side_turn(conversation)
+
     def sleep_streaming(self, request: Incoming, seconds: float, keepalive: Callable[[], None]) -> None:
         """Wait ``seconds`` on an open stream, calling ``keepalive`` every second so it stays open."""
         deadline = time.monotonic() + seconds
