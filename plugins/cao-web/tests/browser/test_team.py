@@ -232,3 +232,29 @@ def test_a_warm_worker_shows_in_its_pool_then_moves_under_the_caller_that_takes_
                      f'li[data-terminal-id="{taken}"]').wait_for(state="detached")
         assert page.evaluate("window.__same_page") is True
         http.delete(f"/sessions/{boss['session_name']}")
+
+
+def test_flow_and_workflow_runs_show_with_their_latest_report(console):
+    with api(console.server) as http:
+        # Before the page opens: read from the event history.
+        first = {"run_id": 1, "flow": "daily", "state": "started", "summary": "flow daily: started"}
+        assert http.post("/activity", json={"kind": "flow.run", "data": first}).status_code == 201
+    console.log_in()
+    runs = console.page.get_by_role("list", name="flow and workflow runs")
+    daily = runs.locator('li.run[data-run="flow:1"]')
+    console.wait(lambda: daily.count() == 1 and "flow daily: started" in daily.inner_text(), timeout=10,
+                 what="the run read from the history")
+    with api(console.server) as http:
+        for data in ({"run_id": "w-1", "name": "analysis", "state": "running", "summary": "running"},
+                     {"run_id": "w-1", "name": "analysis", "state": "waiting", "step": "approval",
+                      "summary": "Approve the <b>report</b>?"},
+                     {"run_id": 1, "flow": "daily", "state": "completed", "summary": "daily: completed"}):
+            kind = "flow.run" if data.get("flow") else "workflow.step"
+            assert http.post("/activity", json={"kind": kind, "data": data}).status_code == 201
+    console.wait(lambda: daily.get_attribute("data-state") == "completed", timeout=10, what="the flow's end")
+    assert "daily: completed" in daily.inner_text()
+    workflow = runs.locator('li.run[data-run="workflow:w-1"]')
+    assert workflow.get_attribute("data-state") == "waiting"
+    assert "Approve the <b>report</b>?" in workflow.inner_text()  # shown as text
+    assert runs.locator("li.run").count() == 2 and runs.locator("b").count() == 0
+    assert runs.locator("li.run").first.get_attribute("data-run") == "flow:1"  # the latest report first

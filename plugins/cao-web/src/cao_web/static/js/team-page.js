@@ -4,18 +4,25 @@
 // focus and text typed into a prompt's field stays.
 
 import { stopSession, stopTerminal } from './actions.js';
+import { api, withQuery } from './api.js';
 import { duration, fill, h, span, toMs, visible } from './dom.js';
 import { attempt } from './page.js';
 import { promptView } from './prompt.js';
 import { team } from './team.js';
 
 const TICK_MS = 5000;
+// Flow and workflow runs shown, newest first (each with the latest thing its plugin reported).
+const MAX_RUNS = 20;
 
 export function mount(root) {
   document.title = 'Team · cao console';
   const list = h('div', { class: 'sessions' });
   const note = h('p', { class: 'note', role: 'alert' });
-  root.append(h('h1', {}, 'Team'), note, list);
+  const runs = h('ul', { class: 'runs', 'aria-label': 'flow and workflow runs' });
+  const runsPanel = h('section', { class: 'runs-panel', hidden: true, 'aria-labelledby': 'runs-title' },
+    h('h2', { id: 'runs-title' }, 'Runs'), runs);
+  root.append(h('h1', {}, 'Team'), note, runsPanel, list);
+  const runRows = new Map(); // "<area>:<run id>" -> its row
   const rows = new Map(); // terminal id -> {li, parts}
   const sections = new Map(); // session name -> {section, tree}
   let firstPaint = true;
@@ -175,11 +182,49 @@ export function mount(root) {
 
   const act = (action) => attempt(note, action);
 
+  // A plugin's run (cao-flows, cao-workflows): one row per run, its latest report; steps update it.
+  function showRun(event) {
+    const data = event.data || {};
+    if (data.run_id === undefined || data.run_id === null) return;
+    const area = String(event.kind).split('.')[0];
+    const key = `${area}:${data.run_id}`;
+    let li = runRows.get(key);
+    // The history read and the live stream may cross: an older report never overwrites a newer one.
+    if (li && typeof event.seq === 'number' && event.seq <= Number(li.dataset.seq)) return;
+    if (!li) {
+      li = h('li', { class: 'run', dataset: { run: key } });
+      runRows.set(key, li);
+    }
+    li.dataset.seq = String(event.seq ?? -1);
+    runs.prepend(li);
+    li.dataset.state = String(data.state || '');
+    const name = data.flow || data.name || data.run_id;
+    fill(li, h('span', { class: 'badge' }, visible(String(data.state || '?'))), ' ',
+      h('strong', {}, visible(`${area} ${name}`)), ' ',
+      h('span', { class: 'dim' }, visible(String(data.summary || event.kind))));
+    while (runs.children.length > MAX_RUNS) {
+      const last = runs.lastElementChild;
+      runRows.delete(last.dataset.run);
+      last.remove();
+    }
+    runsPanel.hidden = false;
+  }
+
+  (async () => {
+    try {
+      const history = await api.get(withQuery('/events/history', { limit: 2000 }));
+      for (const event of history) if (event.event === 'activity') showRun(event);
+    } catch (error) {
+      // The live events still bring every run from now on.
+    }
+  })();
+
   const stop = team.watch((change) => {
     if (change.kind === 'reset') rebuild();
     else if (change.kind === 'added') place(change.terminal);
     else if (change.kind === 'removed') remove(change.terminal);
     else if (change.kind === 'changed') update(change.terminal);
+    else if (change.kind === 'event' && change.event.event === 'activity') showRun(change.event);
   });
   if (team.loaded) rebuild();
   else list.append(h('p', { class: 'dim' }, 'Reading the team\u2026'));
