@@ -320,7 +320,6 @@ class Terminals:
         assert request.session_name is not None
         profile = self._load_profile(validate.profile_name(request.agent_profile))
         provider = self._resolve_provider(request, profile)
-        gate_plan = self._gates.plan(profile)
         workdir = validate.working_directory(request.working_directory)
         model = validate.model(request.model or profile.model)
         extra_env = validate.env(request.env, allowed=self._allowed_env(profile))
@@ -359,6 +358,8 @@ class Terminals:
             raise
         except Exception as exc:
             raise InvalidInput(f"provider {provider.name!r} cannot launch profile {profile.name!r}: {exc}") from exc
+        # After the launch: a CLI that is missing is the first thing to say; nothing is written before.
+        gate_plan = self._gates.plan(profile)
         await self._io.run(launching.write_runtime_files, runtime_dir, plan.files)
         launch = TerminalLaunch(
             terminal_id=terminal_id,

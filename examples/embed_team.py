@@ -12,9 +12,9 @@ Run it from the repository root with ``uv run python examples/embed_team.py`` (a
 
 Output includes::
 
-    the team has started (supervisor abcd1234, cao's tools at http://127.0.0.1:PORT)
     DATA ANALYSIS REPORT
     Datasets: A, B, C
+    Dataset A: [1, 2, 3, 4, 5]
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ for _name in [n for n in os.environ if n.startswith("TEXTUAL_")]:
     del os.environ[_name]
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
-PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server")
+PLUGINS = ("tmux", "mock_cli", "inbox_sqlite", "server", "mcp")
 SIZE = (140, 34)
 # A mock agent that asks before each command its task names (`run: <command>`): a real prompt to answer.
 CAREFUL = """---

@@ -78,7 +78,7 @@ class Console:
 
 @pytest.fixture
 def console(make_kernel, cao_home, private_tmux, workdir):
-    kernel = make_kernel("tmux", "mock_cli", "inbox_sqlite", "web")
+    kernel = make_kernel("tmux", "mock_cli", "inbox_sqlite", "mcp", "web")
     token = ensure_token(cao_home)
     with serve_in_thread(kernel, token=token) as server:
         console = Console(server, token, private_tmux, workdir)
@@ -248,7 +248,7 @@ def test_removing_the_session_closes_the_socket_with_a_reason(console):
 
 
 def test_a_server_stopping_ends_its_viewers(make_kernel, cao_home, private_tmux, workdir):
-    kernel = make_kernel("tmux", "mock_cli", "inbox_sqlite", "web")
+    kernel = make_kernel("tmux", "mock_cli", "inbox_sqlite", "mcp", "web")
     token = ensure_token(cao_home)
     with contextlib.ExitStack() as outlives_the_server:
         with serve_in_thread(kernel, token=token) as server:
