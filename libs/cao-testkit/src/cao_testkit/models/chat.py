@@ -27,7 +27,10 @@ from .openai import OpenAIFamily
 from .script import (Answer, Conversation, Failure, Incoming, Message, ToolCall, ToolResult, estimate_tokens,
                      split_text)
 
-__all__ = ["ChatServer", "conversation_of"]
+__all__ = ["FAKE_API_KEY", "ChatServer", "conversation_of"]
+
+#: The key :meth:`ChatServer.client_env` hands a client (the server accepts any).
+FAKE_API_KEY = "sk-cao-scripted-model-key"
 
 
 def _text(content: Any) -> str:
@@ -106,6 +109,11 @@ def conversation_of(body: Any) -> Conversation:
 
 class ChatServer(OpenAIFamily):
     """Chat Completions on 127.0.0.1, answering from ``script``; ``.base_url`` is ``url + "/v1"``."""
+
+    def client_env(self) -> dict[str, str]:
+        """The variables OpenAI-compatible clients read their API's address and key from (Qwen Code's
+        OpenAI sign-in, the OpenAI SDKs)."""
+        return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": FAKE_API_KEY}
 
     def handle(self, request: Incoming) -> None:
         path = request.path.split("?", 1)[0].rstrip("/")

@@ -1,0 +1,1 @@
+"""cao provider for Qwen Code (entry point ``qwen_code`` in group ``cao``)."""
