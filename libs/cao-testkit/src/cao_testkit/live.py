@@ -77,6 +77,7 @@ __all__ = [
     "new_roles",
     "offered_tools",
     "serve_world",
+    "json_answer",
     "tool_payload",
 ]
 
@@ -203,18 +204,30 @@ def answers_by(
 # -- reading what agents sent -----------------------------------------------------------------------
 
 
-def tool_payload(conversation: Conversation) -> dict[str, Any]:
-    """The JSON object a cao tool answered with, from the tool result the agent just sent back.
+def json_answer(text: str) -> Any:
+    """The JSON object in a tool result's text as a CLI passed it on.
 
-    CLIs wrap MCP results differently (Codex puts a line before it), so the outermost object is taken.
+    CLIs wrap MCP results differently: Codex puts a line before it, so the outermost object is taken;
+    Qwen Code puts the result's structured copy (compact JSON) before its text, so when the outermost
+    braces hold no one object, the first object is. Raises ``ValueError`` when there is none.
     """
+    start = text.index("{")
+    try:
+        return json.loads(text[start:text.rindex("}") + 1])
+    except ValueError:
+        return json.JSONDecoder().raw_decode(text, start)[0]
+
+
+def tool_payload(conversation: Conversation) -> dict[str, Any]:
+    """The JSON object a cao tool answered with, from the tool result the agent just sent back
+    (:func:`json_answer`)."""
     result = conversation.last_tool_result
     if result is None:
         raise AssertionError(f"the request carries no tool result; last user text: "
                              f"{conversation.last_user_text[:300]!r}")
     text = result.output
     try:
-        payload = json.loads(text[text.index("{"):text.rindex("}") + 1])
+        payload = json_answer(text)
     except ValueError:
         raise AssertionError(f"the tool result is not a cao tool's JSON answer: {text[:500]!r}") from None
     if not isinstance(payload, dict):

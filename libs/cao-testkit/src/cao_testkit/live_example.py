@@ -33,7 +33,7 @@ from typing import Any
 
 import attrs
 
-from .live import CALLBACK_RE, RoleScript, answers_by, offered_tools
+from .live import CALLBACK_RE, RoleScript, answers_by, json_answer, offered_tools
 from .models.script import Answer, Conversation, ScriptedServer, call_tool, reply, think
 from .modules import load_file
 
@@ -51,6 +51,7 @@ __all__ = [
     "expected_report",
     "gemini_cli",
     "phases",
+    "qwen_code",
     "run_assign",
     "short_name",
 ]
@@ -236,8 +237,7 @@ def _handoff_output(conversation: Conversation, call_id: str) -> str:
     for message in conversation.messages:
         for result in message.tool_results:
             if result.call_id == call_id:
-                text = result.output
-                payload = json.loads(text[text.index("{"):text.rindex("}") + 1])
+                payload = json_answer(result.output)
                 assert payload["success"] is True, payload
                 return str(payload["output"])
     raise AssertionError("the conversation has no result for the handoff call")
@@ -313,8 +313,21 @@ def gemini_cli(folder: Path, roles: RoleScript) -> ScriptedCli:
     return ScriptedCli(version=cli.version, server=server, model_env=env)
 
 
+def qwen_code(folder: Path, roles: RoleScript) -> ScriptedCli:
+    """Qwen Code at its newest tested version, against a Chat Completions server answering ``roles``,
+    pointed at it as the provider's live tests do (the OpenAI sign-in's variables)."""
+    from .models.chat import ChatServer
+    from .models.cli import install_npm_cli
+
+    cli = install_npm_cli("@qwen-code/qwen-code", _newest_tested("qwen_code"), "qwen")
+    server = ChatServer(roles, models=("scripted",)).start()
+    env = {**server.client_env(), "OPENAI_MODEL": "scripted", "CAO_QWEN_CODE_BIN": str(cli.binary),
+           "TERM": "xterm-256color"}
+    return ScriptedCli(version=cli.version, server=server, model_env=env)
+
+
 CLIS: dict[str, Callable[[Path, RoleScript], ScriptedCli]] = {
-    "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli}
+    "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli, "qwen_code": qwen_code}
 
 
 # -- one run ------------------------------------------------------------------------------------------
