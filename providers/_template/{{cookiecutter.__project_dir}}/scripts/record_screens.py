@@ -18,8 +18,9 @@ option of the permission question is pressed on a fresh terminal with the keys t
 
 TODO (real CLI): today this records the stand-in program ``tests/programs/example_cli.py``. Set
 ``package`` to the real CLI's npm or PyPI package and ``cli`` to ``npm("{{ cookiecutter.binary }}")`` (or
-``pypi``), use the model server it speaks (``anthropic.AnthropicServer`` or ``openai.OpenAIServer``),
-and add a scenario per start-up dialog, per state and per kind of prompt it has.
+``pypi``), use the model server it speaks (``anthropic.AnthropicServer``, ``openai.OpenAIServer``,
+``chat.ChatServer`` or ``gemini.GeminiServer``), and add a scenario per start-up dialog, per state and
+per kind of prompt it has.
 """
 
 from __future__ import annotations
