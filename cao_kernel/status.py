@@ -10,7 +10,8 @@ with the same evidence: otherwise a caller waiting for ``completed`` right after
 previous turn's answer. ``input_sent`` (once the last Enter is pressed) starts a settle window; when it
 passes with no sign of a new turn the screen is trusted again. The window starts after the send because
 a paste plus a provider's submit delay can take longer than the window itself. A terminal whose CLI
-reports its turns' starts natively waits ``NATIVE_START_PATIENCE`` windows instead: every turn it takes
+reports its turns' starts natively trusts no ready screen before the input's turn has announced itself,
+and waits ``NATIVE_START_PATIENCE`` windows instead of one: every turn it takes
 is announced, so a quiet screen means a slow CLI (a loaded machine) far more often than an ignored
 input, and trusting the screen too soon would hand a waiter the previous turn's answer. A turn too fast
 for its busy screen to be seen ends the latch early when the tracker can read answers (``answer_of``, the
@@ -145,11 +146,14 @@ class StatusTracker:
             return
         if self._screen_at_input is not None:
             if report.status.ready and (
-                screen == self._screen_at_input
+                self._awaiting_native_start
+                or screen == self._screen_at_input
                 or (report.evidence == self._evidence_at_input and not self._shows_new_answer(screen))
             ):
                 # Still the previous turn: the same screen, or a redraw of it (hints, footers) that the
-                # detector reads exactly as before the input.
+                # detector reads exactly as before the input; or, on a CLI that announces each turn's
+                # start, any ready screen before that announcement (a frame of the previous turn drawn
+                # after its end was signalled).
                 return
             self._clear_latch()
         self._set(report)

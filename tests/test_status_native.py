@@ -202,6 +202,22 @@ async def test_a_cli_that_reports_turn_starts_gets_longer_before_its_screen_is_t
     assert t.status == S.COMPLETED and t.native_answer is None
 
 
+async def test_a_stale_ready_frame_before_the_announced_start_is_not_the_new_turns_end():
+    t = await _tracker(input_settle=60)
+    t.note_input()
+    t.native(native(S.PROCESSING, "UserPromptSubmit"))
+    t.native(native(S.COMPLETED), "answer 1")
+    t.observe("answer 1", screen(S.COMPLETED, "answer 1"))
+    t.note_input()
+    t.input_sent()
+    # The CLI redraws the previous turn's end after it was signalled: another frame, read as ready.
+    t.observe("answer 1, redrawn", screen(S.COMPLETED, "summary row"))
+    assert t.status == S.PROCESSING
+    t.native(native(S.PROCESSING, "UserPromptSubmit"))
+    t.native(native(S.COMPLETED), "answer 2")
+    assert (t.status, t.native_answer) == (S.COMPLETED, "answer 2")
+
+
 async def test_an_answer_read_waits_for_the_screen_to_show_a_reported_turn_end():
     t = await _tracker()
     assert await t.screen_caught_up(5)  # nothing held
@@ -297,7 +313,7 @@ class Model:
                 return
         if self.latched_screen is not None:
             same = text == self.latched_screen or reading.evidence == self.latched_evidence
-            if reading.status in READY and same:
+            if reading.status in READY and (same or self.awaiting_start):
                 return
             self.unlatch()
         self.show(reading)
