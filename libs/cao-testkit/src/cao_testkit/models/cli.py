@@ -333,16 +333,18 @@ def find_python(spec: str | os.PathLike[str] | None = None) -> tuple[Path, tuple
 
 def install_pypi_cli(package: str, version: str, bin_name: str, *,
                      python: str | os.PathLike[str] | None = None, exclude_newer: str | None = None,
-                     cache: Path | None = None, timeout: float = _INSTALL_TIMEOUT,
+                     extras: Sequence[str] = (), cache: Path | None = None,
+                     timeout: float = _INSTALL_TIMEOUT,
                      env: Mapping[str, str] | None = None) -> InstalledCli:
-    """Install ``package==version`` from PyPI (once per machine) in a virtual environment of its own and
-    return its program ``bin_name``.
+    """Install ``package[extras]==version`` from PyPI (once per machine) in a virtual environment of its
+    own and return its program ``bin_name``.
 
     ``python`` chooses the interpreter the environment is built on (see :func:`find_python`: None for
     this one, ``"3.13"``, ``">=3.12"`` or a path). ``exclude_newer`` (a date such as ``"2026-09-22"``)
     resolves the package's dependencies as PyPI had them then: a CLI whose own dependencies are not
     pinned keeps installing the way it did when it was tested. ``env``: variables set for the install
-    and the version check.
+    and the version check. ``extras``: the package's optional parts to install with it (a CLI that
+    leaves a feature the tests use, such as MCP, to an extra); they get a cache folder of their own.
     """
     if not _PYPI_NAME.fullmatch(package):
         raise ValueError(f"not a PyPI package name: {package!r}")
@@ -350,12 +352,18 @@ def install_pypi_cli(package: str, version: str, bin_name: str, *,
         raise ValueError(f"not an exact package version: {version!r}")
     if not _PROGRAM.fullmatch(bin_name):
         raise ValueError(f"not a program name: {bin_name!r}")
+    bad = [extra for extra in extras if not _PYPI_NAME.fullmatch(extra)]
+    if bad:
+        raise ValueError(f"not extra names: {bad!r}")
     if exclude_newer is not None and not _DATE.fullmatch(exclude_newer):
         raise ValueError(f"exclude_newer must be a date (2026-09-22) or an RFC 3339 time, "
                          f"got {exclude_newer!r}")
     interpreter, (major, minor) = find_python(python)
     root = (cache or cache_root()).expanduser()
+    wanted = f"{package}[{','.join(sorted(extras))}]" if extras else package
     name = f"pypi-{_folder_name(package, version)}-py{major}.{minor}"
+    if extras:
+        name += "-" + "-".join(_SAFE.sub("-", extra) for extra in sorted(extras))
     if exclude_newer:
         name += f"-{_SAFE.sub('-', exclude_newer)}"
     folder = root / name
@@ -364,7 +372,7 @@ def install_pypi_cli(package: str, version: str, bin_name: str, *,
     extra = dict(env or {})
 
     def install() -> None:
-        _uv_install(package, version, interpreter, exclude_newer, root, folder, timeout, extra)
+        _uv_install(wanted, version, interpreter, exclude_newer, root, folder, timeout, extra)
 
     return _installed(package, version, root, folder, binary, extra, install)
 
@@ -422,6 +430,7 @@ class LiveCli:
     bin_name: str
     python: str | None = None
     exclude_newer: str | None = None
+    extras: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -439,7 +448,8 @@ class LiveCli:
     def _install(self) -> InstalledCli:
         if self.from_pypi:
             return install_pypi_cli(self.package, self.version, self.bin_name, python=self.python,
-                                    exclude_newer=self.exclude_newer, env=dict(self.env))
+                                    exclude_newer=self.exclude_newer, extras=self.extras,
+                                    env=dict(self.env))
         return install_npm_cli(self.package, self.version, self.bin_name, env=dict(self.env))
 
 
@@ -449,10 +459,11 @@ def npm_cli(package: str, version: str, bin_name: str, *, env: Mapping[str, str]
 
 
 def pypi_cli(package: str, version: str, bin_name: str, *, python: str, exclude_newer: str | None = None,
-             env: Mapping[str, str] | None = None) -> LiveCli:
+             extras: Sequence[str] = (), env: Mapping[str, str] | None = None) -> LiveCli:
     """A CLI from PyPI in an environment of its own on ``python`` (see :func:`install_pypi_cli`)."""
     return LiveCli(package=package, version=version, bin_name=bin_name, python=python,
-                   exclude_newer=exclude_newer, env=tuple(sorted((env or {}).items())))
+                   exclude_newer=exclude_newer, extras=tuple(sorted(extras)),
+                   env=tuple(sorted((env or {}).items())))
 
 
 _ahead: dict[LiveCli, Future[InstalledCli]] = {}

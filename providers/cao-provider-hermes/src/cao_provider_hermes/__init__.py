@@ -1,0 +1,1 @@
+"""cao provider for Hermes Agent (entry point ``hermes`` in group ``cao``)."""
