@@ -50,6 +50,7 @@ __all__ = [
     "codex",
     "expected_report",
     "gemini_cli",
+    "hermes",
     "phases",
     "qwen_code",
     "run_assign",
@@ -326,8 +327,45 @@ def qwen_code(folder: Path, roles: RoleScript) -> ScriptedCli:
     return ScriptedCli(version=cli.version, server=server, model_env=env)
 
 
+def hermes(folder: Path, roles: RoleScript) -> ScriptedCli:
+    """Hermes Agent at its newest tested version (with its ``mcp`` extra), against a Chat Completions server
+    answering ``roles``, named as a custom provider in the user's ``~/.hermes/config.yaml`` under
+    ``folder`` (cao's provider builds each agent's private home from it).
+
+    Hermes hands the model an MCP tool's text as ``{"result": text}`` inside a notice that it is data; the
+    server reads each such tool message through the notice, as a model does, so the roles and the checks
+    see cao's own JSON answer.
+    """
+    from .models.chat import ChatServer
+    from .models.cli import install_pypi_cli
+
+    notice = re.compile(r'^<untrusted_tool_result source="[^"]+">\n.*?\n\n(\{.*\})\n'
+                        r'</untrusted_tool_result>$', re.DOTALL)
+
+    class ReadThroughNotice(ChatServer):
+        def handle(self, request: Any) -> None:
+            for message in request.body.get("messages", []) if isinstance(request.body, dict) else []:
+                found = notice.match(message.get("content") or "") if message.get("role") == "tool" else None
+                if found:
+                    result = json.loads(found.group(1)).get("result")
+                    message["content"] = result if isinstance(result, str) else found.group(1)
+            super().handle(request)
+
+    cli = install_pypi_cli("hermes-agent", _newest_tested("hermes"), "hermes", python=">=3.11",
+                           extras=("mcp",))
+    server = ReadThroughNotice(roles, models=("scripted",)).start()
+    home = folder / "hermes-user" / ".hermes"
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text(
+        f"model:\n  provider: custom\n  default: scripted\n  base_url: {server.base_url}\n"
+        "  api_key: sk-scripted-key\n", encoding="utf-8")
+    env = {"HERMES_HOME": str(home), "CAO_HERMES_BIN": str(cli.binary), "TERM": "xterm-256color"}
+    return ScriptedCli(version=cli.version, server=server, model_env=env)
+
+
 CLIS: dict[str, Callable[[Path, RoleScript], ScriptedCli]] = {
-    "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli, "qwen_code": qwen_code}
+    "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli, "qwen_code": qwen_code,
+    "hermes": hermes}
 
 
 # -- one run ------------------------------------------------------------------------------------------
