@@ -20,7 +20,8 @@ TODO (real CLI): today this records the stand-in program ``tests/programs/exampl
 ``package`` to the real CLI's npm or PyPI package and ``cli`` to ``npm("{{ cookiecutter.binary }}")`` (or
 ``pypi``), use the model server it speaks (``anthropic.AnthropicServer``, ``openai.OpenAIServer``,
 ``chat.ChatServer`` or ``gemini.GeminiServer``), and add a scenario per start-up dialog, per state and
-per kind of prompt it has.
+per kind of prompt it has. A screen that never stands still (a clock, a spinner) is waited for with
+``rec.wait_sign``.
 """
 
 from __future__ import annotations

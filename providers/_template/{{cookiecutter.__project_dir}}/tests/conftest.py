@@ -6,8 +6,9 @@ a private tmux server, in a throw-away HOME, against a scripted model server on 
 ``workdir`` from its test kit's (``-p cao_kernel.testing -p cao_testkit`` in pyproject.toml).
 
 TODO (real CLI): ``cli_bin`` puts the stand-in program ``tests/programs/example_cli.py`` on PATH as
-``{{ cookiecutter.binary }}``. Install the real CLI there instead (``cao_testkit.models.cli.install_npm_cli``
-installs an npm package once per machine and fails loudly when it cannot), serve the model API it
+``{{ cookiecutter.binary }}``. Install the real CLI instead: declare it with ``cao_testkit.models.cli``'s
+``npm_cli`` (or ``pypi_cli``, with ``extras`` when a feature the tests use needs them) and list it in
+``LIVE_CLIS`` (installed once per machine, in the background; a failure is loud), serve the model API it
 speaks, and mark the live tests ``live_cli``.
 """
 
