@@ -18,12 +18,13 @@ counts seconds, so its screens never settle: every wait is for a sign.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from cao_hookspecs import AgentProfile
 from cao_provider_hermes.prompts import read_prompt
 from cao_provider_hermes.provider import provider
-from cao_testkit.models import Script, call_tool, fail, reply
+from cao_testkit.models import Script, call_tool, fail, hold, reply
 from cao_testkit.models.chat import ChatServer
 from cao_testkit.models.cli import InstalledCli, install_pypi_cli
 from cao_testkit.recorder import ScreenRecorder, neutral_root
@@ -117,6 +118,25 @@ def record_question(world: World, size: tuple[int, int] = (220, 50), suffix: str
                        note="clarify box")
 
 
+def record_queued(world: World) -> None:
+    """processing: a message typed while a turn runs, queued by Hermes (cao's private config asks for
+    that), then the queued turn's answer."""
+    rec = recorder(world)
+    rec.start()
+    rec.wait_sign(ready, "the prompt")
+    gate = threading.Event()
+    world.server.script.add(hold(gate, reply("First answer.")), reply("Second answer."))
+    rec.type("First question.")
+    rec.wait_sign(busy, "the busy prompt")
+    rec.type("Second question.")
+    screen = rec.wait_sign(lambda s: "Queued for the next turn: Second question." in s, "the queued message")
+    rec.save("processing_queued", screen, "processing", note="a message typed during a turn, queued")
+    gate.set()
+    screen = rec.wait_sign(lambda s: "Second answer." in s and ready(s), "the queued turn's answer")
+    rec.save("completed_after_queued", screen, "completed", last_message="Second answer.")
+    rec.stop()
+
+
 def record_exit(world: World) -> None:
     """error: the screens Hermes leaves when it ends: after its exit command, and refusing a command line
     (a profile's model that reads as an option)."""
@@ -140,6 +160,6 @@ RECORDING = Recording(
     root=lambda: neutral_root("cao-hermes-screens"), setup=user_config,
     # `hermes --version` goes on with where it is installed: the first line is the version.
     version_output=lambda cli: cli.version_output.splitlines()[0],
-    scenarios=(record_turns, record_question, record_exit, at_size(record_turns, (100, 30)),
+    scenarios=(record_turns, record_question, record_queued, record_exit, at_size(record_turns, (100, 30)),
                at_size(record_question, (100, 30))),
 )

@@ -49,6 +49,10 @@ _ERROR = re.compile(r"^❌ (?P<text>.+)$")
 # that ran stays as ``  ┊ 💻 $  sleep 3 …  3.3s``).
 _THINKING = re.compile(r"^  (?!┊)\S+ [a-z]+\.\.\.$")
 _RUNNING = re.compile(r"^  (?!┊)\S+ .*\(\s*\d+(?:\.\d+)?s\)$")
+# A message typed while Hermes still finished a turn waits in its queue (the private config queues it):
+# the next turn is owed, whatever the screen shows above. Hermes runs its turn-end hook before it has
+# drawn the turn's last rows, so cao may type during them.
+_QUEUED = re.compile(r"^\s*Queued for the next turn: (?P<text>.+)$")
 _INTERRUPTED = re.compile(r"Operation interrupted|\[Interrupted")
 #: The top of the box Hermes draws while it waits for the user's answer (prompts.py reads the box).
 ASKING = re.compile(r"^╭─ Hermes needs your input ─+╮$")
@@ -112,6 +116,9 @@ def _detect(text: str) -> StatusReport:
         return _report(TerminalStatus.PROCESSING, f"busy prompt{about}: {rows[-2].strip()[:80]}")
     if prompt.group("mark") in ("? ", "✎ ") and any(ASKING.match(row) for row in turn):
         return _report(TerminalStatus.WAITING_USER_ANSWER, f"Hermes needs your input{about}")
+    queued = next((m.group("text") for m in map(_QUEUED.match, turn) if m), None)
+    if queued is not None:
+        return _report(TerminalStatus.PROCESSING, f"message queued for the next turn: {queued[:60]}")
     busy = next((row for row in turn if _THINKING.match(row) or _RUNNING.match(row)), None)
     if busy is not None:
         return _report(TerminalStatus.PROCESSING, f"busy row{about}: {busy.strip()[:80]}")
@@ -158,8 +165,8 @@ def extract_last_message(text: str) -> str:
     if prompt is None or prompt.group("mark") or (prompt.group("typed") or "").strip():
         raise ValueError("the prompt is not back: the turn has not finished")
     _user, turn = turn_rows(rows)
-    if any(_THINKING.match(row) or _RUNNING.match(row) for row in turn):
-        raise ValueError("a turn is still running")
+    if any(_THINKING.match(row) or _RUNNING.match(row) or _QUEUED.match(row) for row in turn):
+        raise ValueError("a turn is still running or owed")
     top = last_index(turn, _ANSWER_TOP.match)
     if top is None or any(_FAILED_TOP.match(row) for row in turn[top:]):
         raise ValueError("no answer box after the last message")
