@@ -6,8 +6,9 @@ MCP servers, hooks, display and security settings), ``.env`` and ``auth.json`` (
 cao never writes the user's own home. Each terminal gets a fresh one whose ``config.yaml`` is the
 user's config (read, never written) with cao's settings on top: the profile's MCP servers instead of
 the user's, cao's hooks instead of the user's (accepted without a question), no tirith download, no
-TUI, input typed during a turn queued rather than interrupting it. The user's keys are linked in (so a refreshed sign-in lands in the user's own files); the sessions
-and logs the agent writes stay in the terminal's runtime folder.
+TUI, input typed during a turn queued rather than interrupting it. The user's keys are linked in (so a
+refreshed sign-in lands in the user's own files); the sessions and logs the agent writes stay in the
+terminal's runtime folder.
 """
 
 from __future__ import annotations
