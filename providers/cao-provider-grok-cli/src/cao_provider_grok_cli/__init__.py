@@ -1,0 +1,1 @@
+"""cao provider for Grok Build (entry point ``grok_cli`` in group ``cao``)."""
