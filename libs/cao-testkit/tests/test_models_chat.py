@@ -110,6 +110,13 @@ def test_side_requests_errors_and_other_paths(server):
     assert [r.kind for r in server.requests] == ["side", "turn", "invalid", "models", "other"]
 
 
+def test_a_user_query_block_reads_as_what_the_user_typed():
+    wrapped = {"messages": [{"role": "user", "content": "<user_query>\nHello there\n</user_query>"},
+                            {"role": "user", "content": "<user_query>x</user_query> and more"}]}
+    assert [m.text for m in conversation_of(wrapped).messages] == ["Hello there",
+                                                                   "<user_query>x</user_query> and more"]
+
+
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
                            lambda inner: st.lists(inner, max_size=3)
                            | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=20)

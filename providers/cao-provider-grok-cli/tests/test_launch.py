@@ -93,6 +93,14 @@ def test_the_users_sign_in_is_linked_never_copied_and_their_home_never_written(t
     assert sorted(p.name for p in user.iterdir()) == ["auth.json", "config.toml"]
 
 
+def test_the_kernels_signal_command_becomes_hooks_in_the_private_config(tmp_path):
+    plan = launch(context(tmp_path, env={"CAO_SIGNAL_COMMAND": '["/bin/send", "--terminal", "0a1b2c3d"]'}))
+    hooks = _config(plan, tmp_path)["hooks"]
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "/bin/send --terminal 0a1b2c3d --stdin Stop"
+    with pytest.raises(ValueError, match="CAO_SIGNAL_COMMAND"):
+        launch(context(tmp_path, env={"CAO_SIGNAL_COMMAND": "not json"}))
+
+
 def test_a_missing_program_is_refused_with_the_install_hint(tmp_path, monkeypatch):
     monkeypatch.delenv(BINARY_ENV)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))

@@ -11,7 +11,8 @@ One copy of what the live example test (``tests/test_examples_live.py``) checks 
   run depends on what the CLI really passed along: the tasks with their callback lines, the handoff's
   answer read from the worker's screen, the results typed into the supervisor's terminal.
 - :data:`CLIS`: per CLI, the pinned CLI (installed from npm once per machine), its model server and the
-  environment that points the CLI at it (:class:`ScriptedCli`).
+  environment that points the CLI at it (:class:`ScriptedCli`; Grok Build's catalog of MCP tools is
+  bridged by :class:`_GrokCatalog`).
 - :func:`run_assign`: one run of the runner with ``--timeline``, in a throw-away HOME.
 - :func:`phases`: the durations a run's timeline gives (:data:`PHASES`), ``None`` where it lacks the
   events.
@@ -51,6 +52,7 @@ __all__ = [
     "expected_report",
     "gemini_cli",
     "hermes",
+    "grok_cli",
     "phases",
     "qwen_code",
     "run_assign",
@@ -363,9 +365,67 @@ def hermes(folder: Path, roles: RoleScript) -> ScriptedCli:
     return ScriptedCli(version=cli.version, server=server, model_env=env)
 
 
+class _GrokCatalog:
+    """Grok Build's MCP catalog, shown to the example's models as cao's tools offered by name.
+
+    Grok offers MCP tools only through two tools of its own: ``search_tool`` finds ``<server>__<tool>``
+    keys and ``use_tool`` calls one (``{"tool_name": key, "tool_input": {...}}``). The models here skip
+    the search (they know cao's tools): each request they see offers cao's keys and shows earlier
+    ``use_tool`` calls as the calls they made, and each call of a key they make goes out as ``use_tool``.
+    Everything else is ``roles``'s.
+    """
+
+    SERVER = "cao-mcp-server"
+
+    def __init__(self, roles: RoleScript) -> None:
+        self._roles = roles
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._roles, name)
+
+    def next_turn(self, conversation: Conversation) -> Any:
+        answer = self._roles.next_turn(self._as_offered(conversation))
+        if not isinstance(answer, Answer):
+            return answer
+        calls = [attrs.evolve(call, name="use_tool", arguments={"tool_name": call.name,
+                                                                "tool_input": dict(call.arguments)})
+                 if call.name.startswith(self.SERVER + "__") else call for call in answer.tool_calls]
+        return attrs.evolve(answer, tool_calls=tuple(calls))
+
+    def _as_offered(self, conversation: Conversation) -> Conversation:
+        if "use_tool" not in conversation.tools:
+            return conversation
+        keys = tuple(f"{self.SERVER}__{tool}" for tool in CAO_TOOLS)
+
+        def direct(call: Any) -> Any:
+            if call.name != "use_tool":
+                return call
+            return attrs.evolve(call, name=str(call.arguments.get("tool_name")),
+                                arguments=dict(call.arguments.get("tool_input") or {}))
+
+        messages = tuple(attrs.evolve(m, tool_calls=tuple(direct(c) for c in m.tool_calls))
+                         for m in conversation.messages)
+        return attrs.evolve(conversation, tools=(*conversation.tools, *keys), messages=messages)
+
+
+def grok_cli(folder: Path, roles: RoleScript) -> ScriptedCli:
+    """Grok Build at its newest tested version, against a Chat Completions server answering ``roles``
+    through :class:`_GrokCatalog`. Its package's install script writes into ``$GROK_HOME``: a folder of
+    the kit's cache, never the user's ``~/.grok``."""
+    from .models.chat import ChatServer
+    from .models.cli import cache_root, install_npm_cli
+
+    cli = install_npm_cli("@xai-official/grok", _newest_tested("grok_cli"), "grok",
+                          env={"GROK_HOME": str(cache_root() / ".grok-npm-install-home")})
+    server = ChatServer(_GrokCatalog(roles), models=("scripted",)).start()  # type: ignore[arg-type]
+    env = {"GROK_MODELS_BASE_URL": server.base_url, "XAI_API_KEY": "xai-scripted-key",
+           "CAO_GROK_CLI_BIN": str(cli.binary), "TERM": "xterm-256color"}
+    return ScriptedCli(version=cli.version, server=server, model_env=env)
+
+
 CLIS: dict[str, Callable[[Path, RoleScript], ScriptedCli]] = {
     "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli, "qwen_code": qwen_code,
-    "hermes": hermes}
+    "hermes": hermes, "grok_cli": grok_cli}
 
 
 # -- one run ------------------------------------------------------------------------------------------

@@ -95,7 +95,13 @@ def mcp_table(name: str, entry: Any) -> dict[str, Any]:
     return table
 
 
-def build_config(mcp_servers: Mapping[str, Any]) -> str:
-    """The private home's ``config.toml``: cao's settings and the terminal's MCP servers."""
+def build_config(mcp_servers: Mapping[str, Any], hooks: Mapping[str, Any] | None = None) -> str:
+    """The private home's ``config.toml``: cao's settings, its ``hooks`` (signals.py) and the terminal's
+    MCP servers."""
+    config: dict[str, Any] = dict(SETTINGS)
+    if hooks:
+        config["hooks"] = dict(hooks)
     servers = {name: mcp_table(name, entry) for name, entry in mcp_servers.items()}
-    return dumps({**SETTINGS, "mcp_servers": servers} if servers else SETTINGS)
+    if servers:
+        config["mcp_servers"] = servers
+    return dumps(config)

@@ -9,8 +9,9 @@
   A ``permissionMode`` that would make Grok ask is refused: cao cannot read Grok's tool prompts yet;
 - ``--no-subagents`` and ``GROK_SUBAGENTS/WORKFLOWS/GOAL=0``: delegation goes through cao's own
   tools, so its accounting and callbacks see every worker;
-- a private ``GROK_HOME`` in the runtime folder (``home.py``): cao's MCP servers in its
-  ``config.toml``, the user's sign-in linked, the user's own folder never written;
+- a private ``GROK_HOME`` in the runtime folder (``home.py``): cao's MCP servers and hooks
+  (``signals.py``, when the kernel offers its signal command) in its ``config.toml``, the user's
+  sign-in linked, the user's own folder never written;
 - variables that turn off what an orchestrated agent must not do at start or between turns: the
   self-updater, telemetry, feedback prompts, prompt suggestions typed into the input box, and the
   per-turn summary request (it is an extra model call with the agent's tools).
@@ -24,9 +25,11 @@ from pathlib import Path
 from cao_hookspecs import LaunchContext, LaunchPlan
 from cao_hookspecs.allowed_tools import read_allowed_tools
 from cao_hookspecs.programs import find_program
+from cao_hookspecs.signals import signal_command
 from cao_launch_core.environment import environment
 
 from .home import CONFIG_FILE, HOME_DIR, build_config, link_sign_in, user_home
+from .signals import hook_config
 
 __all__ = ["BINARY", "BINARY_ENV", "INSTALL_HINT", "NATIVE_TOOLS", "QUIET_ENV", "launch", "model_endpoint",
            "permission_args", "resolve_binary"]
@@ -124,7 +127,9 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
     profile = ctx.profile
     if profile is not None and profile.system_prompt.strip():
         argv += ["--rules", profile.system_prompt.strip()]
-    files = {f"{HOME_DIR}/{CONFIG_FILE}": build_config(ctx.mcp_servers)}
+    command = signal_command(ctx.env)
+    hooks = hook_config(command) if command else None
+    files = {f"{HOME_DIR}/{CONFIG_FILE}": build_config(ctx.mcp_servers, hooks)}
     private = runtime / HOME_DIR
     link_sign_in(user_home(env), private)
     return LaunchPlan(argv=argv, env={"GROK_HOME": str(private), **QUIET_ENV}, files=files)

@@ -9,6 +9,7 @@ from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
 from .launch import model_endpoint
 from .prompts import read_prompt
+from .signals import native_answer, native_signal
 
 __all__ = ["NAME", "TESTED_VERSIONS", "provider"]
 
@@ -26,8 +27,11 @@ def provider() -> ProviderSpec:
         exit_command="/quit",
         # One Enter after a bracketed paste submits. Text typed while Grok works would sit in its input
         # box until the turn ends, so cao waits for the turn instead.
+        # Grok's hooks (signals.py) report turns natively; a Stop carries the answer.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.3,
-                                          uncertain_delivery="retype"),
+                                          native_status=True, uncertain_delivery="retype"),
+        native_signal=native_signal,
+        native_answer=native_answer,
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

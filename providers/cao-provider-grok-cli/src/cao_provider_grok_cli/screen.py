@@ -2,7 +2,7 @@
 
 What Grok draws, bottom rows last (the clock at the right of a message is the time it was shown)::
 
-      /t/g/work                                                 12K / 256K │ [Dashboard]
+      ~/project                                                 12K / 256K │ [Dashboard]
          ❯ Run the build and report.                                       1:26 PM  <- the user's message
         ⠸ Waiting for response… 1.5s                     1.5s ⇣2.20k [stop]  <- busy (gone when done)
          ◆ Run ls                                                          <- a tool call

@@ -10,6 +10,9 @@ reason, usage when ``stream_options.include_usage`` asks for it, then ``data: [D
 by their ending, so ``/v1/chat/completions`` and ``/chat/completions`` both work: give a client
 ``base_url = server.url + "/v1"``.
 
+A user message that is only a ``<user_query>`` block (Grok Build's wrapping of what the user typed)
+is read as the text inside it.
+
 Which requests consume turns: those that offer tools (the agent's own steps); a request without tools
 (a title, a summary, a commit message some CLIs ask for on the side) gets ``script.side``. Pass
 ``is_turn=`` to classify differently.
@@ -18,6 +21,7 @@ Which requests consume turns: those that offer tools (the agent's own steps); a 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -31,6 +35,10 @@ __all__ = ["FAKE_API_KEY", "ChatServer", "conversation_of"]
 
 #: The key :meth:`ChatServer.client_env` hands a client (the server accepts any).
 FAKE_API_KEY = "sk-cao-scripted-model-key"
+
+#: A user message holding only what the user typed, in the tag Grok Build wraps it in: the text inside
+#: is what the user said (``last_user_text`` compares it with what was typed).
+_USER_QUERY = re.compile(r"\A\s*<user_query>\n?(?P<text>.*?)\n?</user_query>\s*\Z", re.DOTALL)
 
 
 def _text(content: Any) -> str:
@@ -97,7 +105,9 @@ def conversation_of(body: Any) -> Conversation:
                                       output=_text(item.get("content"))))
             continue
         flush_results()
-        messages.append(Message(role=role, text=_text(item.get("content")),
+        text = _text(item.get("content"))
+        typed = _USER_QUERY.match(text) if role == "user" else None
+        messages.append(Message(role=role, text=typed.group("text") if typed else text,
                                 tool_calls=tuple(_calls(item.get("tool_calls")))))
     flush_results()
     offered = body.get("tools") if isinstance(body.get("tools"), list) else []
