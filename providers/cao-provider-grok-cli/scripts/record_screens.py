@@ -9,11 +9,15 @@ provider's launch plan, in a throw-away HOME, against a scripted Chat Completion
 sends its turns to when ``GROK_MODELS_BASE_URL`` names a server). Each screen is labelled with the
 status the scenario drove Grok into, never with what the detector says.
 
-No prompt is recorded: cao starts Grok only in modes that never ask (see ``launch.py``), and with an
-API key Grok shows no start-up dialog.
+With an API key Grok shows no start-up dialog but one: the folder-trust question, where the working
+folder brings Grok configuration of its own (cao leaves it to a person; its "y" is proven here).
+No tool approval is recorded: cao starts Grok only in modes that never ask (see ``launch.py``).
 """
 
 from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
 
 from cao_hookspecs import AgentProfile
 from cao_testkit.models import Script, call_tool, fail
@@ -22,6 +26,7 @@ from cao_testkit.models.cli import cache_root
 from cao_testkit.recorder import ScreenRecorder, neutral_root
 from cao_testkit.recording import Recording, World, at_size, npm
 from cao_testkit.steps import failed_turn, held_turn, tool_turn
+from cao_provider_grok_cli.prompts import read_prompt
 from cao_provider_grok_cli.provider import provider
 
 TOOL_ANSWER = "I listed the folder: it holds nothing yet."
@@ -61,6 +66,58 @@ def record_turns(world: World, size: tuple[int, int] = (220, 50), suffix: str = 
     rec.stop()
 
 
+def _trusting(screen: str) -> bool:
+    return read_prompt(screen) is not None
+
+
+def _with_project_config(world: World, record: Callable[[], None]) -> None:
+    """``record`` with a ``.grok/config.toml`` in the working folder (a disabled MCP server): Grok then
+    asks whether to trust the folder. Removed after, so the other scenarios start at the input box."""
+    folder = world.home / "project" / ".grok"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text('[mcp_servers.project-tools]\ncommand = "true"\nenabled = false\n',
+                                        encoding="utf-8")
+    try:
+        record()
+    finally:
+        shutil.rmtree(folder)
+
+
+def record_trust(world: World) -> None:
+    """The folder-trust question, then "y" (its first option, with the key read off the screen) going on
+    to the input box. Its other option, "n", quits Grok and leaves the question drawn as it was: only
+    the pane's end tells, which the kernel sees and a screen does not (the live tests prove it)."""
+    def record() -> None:
+        rec = recorder(world, (220, 50))
+        rec.start()
+        screen = rec.wait(_trusting, "the folder-trust question")
+        prompt = read_prompt(screen)
+        name = "waiting_user_answer_trust"
+        rec.save(name, screen, "waiting_user_answer", prompt=prompt,
+                 note="folder-trust question: the working folder has a .grok/config.toml")
+        keys = list(prompt.option(1).keys)
+        rec.keys(*keys)
+        rec.save(f"{name}_answer1", rec.wait(_ready, "the input box after trusting"), "idle",
+                 note="trusted: the input box", answers={"screen": name, "option": 1, "keys": keys})
+        rec.stop()
+
+    _with_project_config(world, record)
+
+
+def record_trust_small(world: World) -> None:
+    """The same question at 100x30 (each kind of prompt is recorded at two sizes)."""
+    def record() -> None:
+        rec = recorder(world, (100, 30))
+        rec.start()
+        screen = rec.wait(_trusting, "the folder-trust question")
+        rec.save("waiting_user_answer_trust-100x30", screen, "waiting_user_answer",
+                 prompt=read_prompt(screen),
+                 note="folder-trust question: the working folder has a .grok/config.toml")
+        rec.stop()
+
+    _with_project_config(world, record)
+
+
 RECORDING = Recording(
     provider=provider(), package="@xai-official/grok",
     # The package's install script writes into $GROK_HOME (~/.grok by default): keep it in the cache.
@@ -70,5 +127,5 @@ RECORDING = Recording(
     root=lambda: neutral_root("cao-screens-grok"),
     setup=lambda world: {"GROK_MODELS_BASE_URL": world.server.base_url, "XAI_API_KEY": "xai-scripted-key",
                          "TERM": "xterm-256color", "CAO_GROK_CLI_BIN": str(world.cli.binary)},
-    scenarios=(record_turns, at_size(record_turns, (100, 30))),
+    scenarios=(record_turns, at_size(record_turns, (100, 30)), record_trust, record_trust_small),
 )

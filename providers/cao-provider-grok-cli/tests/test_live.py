@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -68,3 +69,40 @@ async def test_a_cli_that_refuses_to_start_fails_at_once_with_its_screen(live, w
                                                               working_directory=workdir))
     message = str(failure.value)
     assert "last screen" in message and "unexpected argument '--bad'" in message
+
+
+async def _starting_terminal(kernel) -> str:
+    """The id of the one terminal the kernel is starting (its creation has not returned yet)."""
+    for _ in range(100):
+        for session in await kernel.list_sessions():
+            for term in await kernel.list_terminals(session.name):
+                return term.id
+        await asyncio.sleep(0.2)
+    raise AssertionError("no terminal was started within 20 s")
+
+
+async def test_the_folder_trust_question_waits_for_a_person_and_its_answer_lets_grok_start(live, workdir):
+    # A working folder with Grok configuration of its own: Grok asks whether to trust it, and cao does
+    # not answer by itself (trusting runs the folder's hooks and MCP servers); a person answers through cao.
+    folder = Path(workdir) / ".grok"
+    folder.mkdir()
+    (folder / "config.toml").write_text('[mcp_servers.project-tools]\ncommand = "true"\nenabled = false\n',
+                                        encoding="utf-8")
+    live.script.add(reply("Trusted and ready."))
+    async with live.kernel() as kernel:
+        kernel.add_profile(live.profile())
+        creating = asyncio.ensure_future(kernel.create_session(CreateTerminalRequest(
+            agent_profile="coder", working_directory=workdir)))
+        try:
+            term_id = await _starting_terminal(kernel)
+            report = await kernel.wait_for_status(term_id, {TerminalStatus.WAITING_USER_ANSWER}, timeout=20)
+            assert report.prompt is not None and report.prompt.question.startswith("Do you trust")
+            event = await kernel.answer_prompt(term_id, option=1)
+            assert event.prompt.prompt.option(1).label == "Yes, proceed"
+            term = await creating
+        finally:
+            creating.cancel()
+        assert term.status == TerminalStatus.IDLE
+        await kernel.send_input(term.id, "Ready?")
+        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        assert await kernel.get_output(term.id, "last") == "Trusted and ready."

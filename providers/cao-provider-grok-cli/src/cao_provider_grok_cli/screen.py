@@ -14,6 +14,16 @@ What Grok draws, bottom rows last (the clock at the right of a message is the ti
       ╰─────────────────────────────────────────────────────────────── grok-4.5 ─╯
       Shift+Tab:mode  │  Ctrl+c:cancel  │  Ctrl+x:shortcuts                       <- Ctrl+c:cancel: busy
 
+Before the input box, where the working folder brings Grok configuration of its own (a ``.grok/`` folder,
+an ``.mcp.json``), Grok asks whether to trust it (``prompts.py`` reads the question)::
+
+                          Do you trust the contents of this directory?
+                                    /home/me/project
+                    Grok Build may run or modify contents in this directory,
+                                     posing security risks.
+                                 Yes, proceed                 y
+                                 No, quit                     n
+
 A scroll bar (``█``) may fill the right-most column. Everything here reads the rendered text
 ``tmux capture-pane`` gives (no colours), never raises, and names the rule that decided.
 """
@@ -27,7 +37,8 @@ from cao_screen_core.reports import read_safely
 from cao_screen_core.reports import report as _report
 from cao_screen_core.rows import last_index
 
-__all__ = ["detect_status", "extract_last_message", "pending_input", "screen_rows"]
+__all__ = ["TRUST_QUESTION", "VERSION_ROW", "detect_status", "extract_last_message", "pending_input",
+           "screen_rows", "trust_question"]
 
 _SCROLLBAR = re.compile(r"\s*█$")
 _CLOCK = re.compile(r"\s{2,}\d{1,2}:\d{2}\s?[AP]M$")
@@ -42,7 +53,11 @@ _DONE = re.compile(r"^\s+Worked for \d+(?:\.\d+)?[smh]")
 _TURN_ERROR = re.compile(r"^\s*┃\s+(?P<text>\S.*)$")
 # Rows inside a turn that are not the answer: tool calls (``◆ Run ls``), thinking, bar-marked notes.
 _NOT_ANSWER = re.compile(r"^\s*(?:┃|◆ )")
-# What a CLI that stopped leaves: its own fatal messages, or a shell prompt back.
+#: The folder-trust question, and its two options with the key each prints.
+TRUST_QUESTION = "Do you trust the contents of this directory?"
+_TRUST_OPTION = re.compile(r"^\s*(?P<label>Yes, proceed|No, quit)\s+(?P<key>[yn])$")
+VERSION_ROW = re.compile(r"^Grok Build\s+\d+\.\d+")
+# What a CLI that stopped leaves: its own fatal messages.
 _FATAL = (
     ("bad command-line option", re.compile(r"^error: (?:unexpected|invalid|unrecognized)", re.MULTILINE)),
     ("the CLI crashed", re.compile(r"^(?:Error|panicked at)", re.MULTILINE)),
@@ -55,6 +70,21 @@ def screen_rows(text: str) -> list[str]:
     while rows and not rows[-1]:
         rows.pop()
     return rows
+
+
+def trust_question(rows: list[str]) -> tuple[int, list[tuple[str, str]]] | None:
+    """The folder-trust question as the last thing on screen (the input box replaces it once answered):
+    its row and its options ``(label, key)``; None when no such question shows."""
+    at = last_index(rows, lambda row: row.strip() == TRUST_QUESTION)
+    if at is None:
+        return None
+    options = [found.group("label", "key") for row in rows[at + 1:] if (found := _TRUST_OPTION.match(row))]
+    tail = [row.strip() for row in rows[at + 1:] if row.strip()]
+    if tail and VERSION_ROW.match(tail[-1]):
+        tail.pop()  # Grok's version, drawn at the bottom right under the question
+    if len(options) != 2 or not tail or not _TRUST_OPTION.match(tail[-1]):
+        return None
+    return at, options
 
 
 def _box(rows: list[str]) -> int | None:
@@ -89,6 +119,9 @@ def _detect(text: str) -> StatusReport:
     box = _box(rows)
     if box is None:
         tail = "\n".join(rows[-12:])
+        if trust_question(rows) is not None:
+            # Not answered by cao (dialogs.py says why): a person or a policy answers it.
+            return _report(TerminalStatus.WAITING_USER_ANSWER, f"folder-trust question: {TRUST_QUESTION}")
         for name, pattern in _FATAL:
             if pattern.search(tail):
                 return _report(TerminalStatus.ERROR, f"the CLI stopped: {name}")
