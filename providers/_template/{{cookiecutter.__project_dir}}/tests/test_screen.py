@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from cao_hookspecs import TerminalStatus
 from {{ cookiecutter.__module }}.provider import TESTED_VERSIONS
-from {{ cookiecutter.__module }}.screen import detect_status, extract_last_message
+from {{ cookiecutter.__module }}.screen import detect_status, extract_last_message, pending_input
 from cao_testkit.recorded_screens import manifest, screen_text
 
 SCREENS = Path(__file__).parent / "screens"
@@ -63,6 +63,7 @@ def test_text_typed_over_a_finished_turn_is_never_completed(name, typed):
     assert rows[-1] == ">"
     rows[-1] = "> " + typed
     report = detect_status("\n".join(rows))
+    assert pending_input("\n".join(rows)) == typed.strip()
     if typed.strip():
         assert report.status == TerminalStatus.PROCESSING, report
     else:

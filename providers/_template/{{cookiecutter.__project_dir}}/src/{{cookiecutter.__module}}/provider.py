@@ -33,6 +33,9 @@ def provider() -> ProviderSpec:
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
+        # The text still at the prompt after cao typed a message: cao presses Enter again when its message
+        # sits there unsent.
+        pending_input=screen.pending_input,
         # The prompt a waiting screen shows, with each option's keys: cao shows it, answers it by option
         # and lets policies answer it.
         read_prompt=read_prompt,

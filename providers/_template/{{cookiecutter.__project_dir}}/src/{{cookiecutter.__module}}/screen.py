@@ -30,7 +30,7 @@ from cao_screen_core.rows import last_index
 
 from .dialogs import STARTUP_DIALOGS
 
-__all__ = ["QUESTION", "detect_status", "extract_last_message", "screen_rows"]
+__all__ = ["QUESTION", "detect_status", "extract_last_message", "pending_input", "screen_rows"]
 
 # TODO: the rows the real CLI draws. Keep every pattern anchored to what makes the row unmistakable.
 _PROMPT = re.compile(r"^>(?: (?P<typed>.*))?$")
@@ -61,6 +61,18 @@ def screen_rows(text: str) -> list[str]:
 
 def _last_user_message(rows: list[str]) -> int | None:
     return last_index(rows, _USER.match)
+
+
+def pending_input(screen: str) -> str:
+    """The text typed at the prompt and not sent yet, '' when none. Never raises: the kernel asks after
+    typing a message, and presses Enter again when the message still sits there (``ProviderSpec.
+    pending_input``; a CLI busy starting can take an Enter as a newline)."""
+    try:
+        rows = screen_rows(screen)
+        found = _PROMPT.match(rows[-1]) if rows else None
+        return ((found.group("typed") if found else "") or "").strip()
+    except Exception:  # noqa: BLE001 (the contract: never raise)
+        return ""
 
 
 def detect_status(screen: str) -> StatusReport:
