@@ -47,9 +47,10 @@ VERSION = 1
 #: Largest datagram sent or accepted; well under the smallest default socket buffer.
 MAX_DATAGRAM = 32 * 1024
 MAX_STRING = 1000
-#: Keys whose text is an agent's whole answer (Claude Code's ``Stop`` hook, Codex's ``notify``): kept
-#: whole when the datagram holds it, else left out, never cut (a cut answer would pass for the answer).
-ANSWER_KEYS = frozenset({"last_assistant_message", "last-assistant-message"})
+#: Keys whose text is an agent's whole answer (Claude Code's and Qwen Code's ``Stop`` hook, Codex's
+#: ``notify``, Grok Build's ``Stop``): kept whole when the datagram holds it, else left out, never cut (a
+#: cut answer would pass for the answer).
+ANSWER_KEYS = frozenset({"last_assistant_message", "last-assistant-message", "lastAssistantMessage"})
 MAX_KEYS = 32
 STDIN_WAIT = 0.5
 STDIN_LIMIT = 1 << 20

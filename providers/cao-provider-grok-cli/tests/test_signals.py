@@ -26,10 +26,14 @@ def test_session_and_subagent_events_say_nothing_about_the_turn():
     assert native_answer("Stop", {"sessionId": "s-1", "lastAssistantMessage": "bye"}) is None
 
 
-def test_the_answer_is_taken_only_when_it_cannot_have_been_cut():
+def test_the_answer_is_taken_whole_as_the_signal_command_sends_it():
     assert native_answer("Stop", {**TURN, "lastAssistantMessage": "- a\n- b"}) == "- a\n- b"
-    assert native_answer("Stop", {**TURN, "lastAssistantMessage": "x" * 999}) == "x" * 999
-    assert native_answer("Stop", {**TURN, "lastAssistantMessage": "x" * 1000}) is None
+    # The signal command keeps this key whole (or leaves it out): a long answer is an answer.
+    assert native_answer("Stop", {**TURN, "lastAssistantMessage": "x" * 5000}) == "x" * 5000
+    from cao_kernel import signal_send
+
+    sent = signal_send.compact({**TURN, "lastAssistantMessage": "x" * 5000})
+    assert native_answer("Stop", sent) == "x" * 5000
     assert native_answer("Stop", {**TURN, "lastAssistantMessage": "  "}) is None
     assert native_answer("StopFailure", {**TURN, "lastAssistantMessage": "Bad request"}) is None
 

@@ -28,10 +28,6 @@ __all__ = ["HOOK_TIMEOUT", "hook_config", "native_answer", "native_signal"]
 
 #: Seconds Grok gives a hook; the signal command needs a fraction of one.
 HOOK_TIMEOUT = 5
-#: The signal command keeps a string it does not know as an answer to this many characters: a longer
-#: ``lastAssistantMessage`` may arrive cut, so it is left to the screen.
-WHOLE_BELOW = 1000
-
 _EVENTS: dict[str, TerminalStatus] = {
     "UserPromptSubmit": TerminalStatus.PROCESSING,
     "Stop": TerminalStatus.COMPLETED,
@@ -64,10 +60,11 @@ def native_signal(event: str, payload: Mapping[str, Any]) -> StatusReport | None
 
 def native_answer(event: str, payload: Mapping[str, Any]) -> str | None:
     """The answer a turn's ``Stop`` carries (the model's own text, not Grok's drawing of it); None for
-    other events, or when it is absent or may have been cut on its way."""
+    other events, or when it is absent (the signal command leaves out an answer too long to send whole,
+    and the screen is read then)."""
     if event != "Stop" or not _of_a_turn(payload):
         return None
     answer = payload.get("lastAssistantMessage")
-    if not isinstance(answer, str) or not answer.strip() or len(answer) >= WHOLE_BELOW:
+    if not isinstance(answer, str) or not answer.strip():
         return None
     return answer
