@@ -223,6 +223,9 @@ class Kernel:
         self.profiles.close()  # installing needs no start: its threads may exist on a kernel never started
         if not self._started:
             return
+        assert self.orchestration is not None
+        # Handoff workers still being removed: observers hear they are gone before they are told to stop.
+        await self.orchestration.finish_dismissals()
         stopping = self.hooks.shutdown(self)
         if stopping:
             # Plugins' own servers and tasks end on this loop, before the kernel says it has closed.

@@ -260,11 +260,15 @@ class Orchestration:
             return False
         return True
 
+    async def finish_dismissals(self) -> None:
+        """Wait until the finished handoff workers still being removed are gone (and reported gone)."""
+        await asyncio.gather(*self._dismissals, return_exceptions=True)
+
     async def aclose(self) -> None:
         """Stop watching assigned workers and waiting for handoffs with a call id (their workers keep
         running for the next kernel, where a retry of the call resumes). Finished workers still being
         removed are removed first: nothing is left running that no handoff will ever read."""
-        await asyncio.gather(*self._dismissals, return_exceptions=True)
+        await self.finish_dismissals()
         watches = [*self._watches, *self._calls.values()]
         for watch in watches:
             watch.cancel()

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from cao_hookspecs import CreateTerminalRequest
+from cao_hookspecs import CreateTerminalRequest, hookimpl
 from cao_testkit.notify.discord import FakeWebhook
 from cao_testkit.waiting import eventually
 
@@ -58,3 +58,29 @@ async def test_a_session_with_a_handoff_and_an_assign_posts_its_events_in_order(
     fields = {f["name"]: f["value"] for f in payloads[-1]["embeds"][0]["fields"]}
     assert fields["Terminals"] == f"{supervisor.id}, {assigned.terminal_id}"
 
+
+
+async def test_a_handoff_workers_removal_is_heard_before_plugins_are_told_to_stop(make_kernel, workdir):
+    heard: list[str] = []
+
+    class Recorder:
+        @hookimpl
+        def cao_after_terminal_killed(self, terminal):
+            heard.append(f"killed {terminal.agent_profile}")
+
+        @hookimpl
+        def cao_shutdown(self):
+            heard.append("shutdown")
+
+    kernel = make_kernel(agents=("supervisor", "developer"))
+    kernel.register_plugin(Recorder(), name="recorder")
+    async with kernel:
+        supervisor = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="supervisor", session_name="closing", working_directory=workdir))
+        result = await kernel.handoff(supervisor.id, "developer", "say done", timeout=30)
+        assert result.success, result.message
+        # Closing at once: the worker is still being dismissed in the background.
+    assert heard[:2] == ["killed developer", "shutdown"], heard
+    await kernel.start()
+    await kernel.delete_session("closing")
+    await kernel.aclose()
