@@ -223,6 +223,7 @@ class Kernel:
         self.profiles.close()  # installing needs no start: its threads may exist on a kernel never started
         if not self._started:
             return
+        assert self.io is not None and self.terminals is not None and self.delivery is not None
         assert self.orchestration is not None
         # Handoff workers still being removed: observers hear they are gone before they are told to stop.
         await self.orchestration.finish_dismissals()
@@ -232,8 +233,6 @@ class Kernel:
             _, late = await asyncio.wait([asyncio.ensure_future(s) for s in stopping], timeout=SHUTDOWN_WAIT)
             for task in late:
                 task.cancel()
-        assert self.io is not None and self.terminals is not None and self.delivery is not None
-        assert self.orchestration is not None
         await self.orchestration.aclose()
         if self.pools is not None:
             await self.pools.aclose()

@@ -272,8 +272,10 @@ def _followed_elsewhere(runner: str, mine: str) -> bool:
     if runner == mine:
         return False
     host, _, pid = runner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return host != socket.gethostname()
+    if host != socket.gethostname():
+        return True
+    if not pid.isdigit():
+        return False
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from cao_hookspecs.errors import CaoError, Conflict
+from cao_server.converter import iso
 
 from . import cron
-from .flow_file import Flow, FlowError, flow_text, read_flow
+from .flow_file import Flow, FlowError, flow_text, parse_flow, read_flow
 from .scheduler import Scheduler
 from .store import FlowRow, FlowStore, Run, db_path
-
-
-def iso(ts: float | None) -> str | None:
-    return None if ts is None else dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="microseconds")
 
 
 @attrs.define(eq=False)
@@ -54,8 +50,6 @@ class FlowService:
         text = flow_text(name=name, schedule=schedule, agent_profile=agent_profile, prompt=prompt,
                          provider=provider)
         target = self.home / "flows" / f"{name}.flow.md"
-        from .flow_file import parse_flow
-
         flow = parse_flow(text, str(target))  # checked before anything is written
         if await asyncio.to_thread(target.exists):
             raise Conflict(f"flow file {target} already exists; remove flow {name!r} first")
@@ -151,4 +145,4 @@ def run_json(run: Run) -> dict[str, Any]:
             "detail": run.detail}
 
 
-__all__ = ["FlowService", "flow_json", "iso", "run_json"]
+__all__ = ["FlowService", "flow_json", "run_json"]
