@@ -362,10 +362,10 @@ class Kernel:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None,
     ) -> DelegationResult:
         return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout,
-                                                           call_id=call_id)
+                                                           call_id=call_id, model=model)
 
     async def verify_terminal_secret(self, terminal_id: str, secret: str | None) -> bool:
         """Whether ``secret`` proves ``terminal_id``'s identity (cao's MCP endpoint asks on every call
@@ -376,8 +376,9 @@ class Kernel:
             return True  # no terminal backend: no terminal, so no identity to prove
         return terminals.secret_ok(terminal_id, secret)
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
-        return await (await self._orchestration()).assign(caller_id, agent_profile, message)
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *,
+                     model: str | None = None) -> DelegationResult:
+        return await (await self._orchestration()).assign(caller_id, agent_profile, message, model=model)
 
     async def answer_user_prompt(
         self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None

@@ -191,12 +191,13 @@ class Orchestration:
 
     # -- assign -----------------------------------------------------------------------------------
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *,
+                     model: str | None = None) -> DelegationResult:
         """Start a worker and queue the task for it; return at once with the worker's id."""
         validate_message(message)
         caller = self._terminals.live(caller_id)
         request = DelegationRequest(kind=OrchestrationType.ASSIGN, caller_id=caller_id,
-                                    agent_profile=agent_profile, message=message)
+                                    agent_profile=agent_profile, message=message, model=model or None)
         request = self._hooks.before("cao_before_assign", request)
         worker = await self._start_worker(caller, request, wait_ready=False)
         self._hooks.after("cao_after_assign_started", request=request, worker=worker)
@@ -278,7 +279,7 @@ class Orchestration:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None,
     ) -> DelegationResult:
         """Start a worker, give it the task, wait for its answer, remove it, return the answer.
 
@@ -291,7 +292,8 @@ class Orchestration:
             raise InvalidInput("timeout must be between 1 and 3600 seconds")
         caller = self._terminals.live(caller_id) if caller_id is not None else None
         request = DelegationRequest(kind=OrchestrationType.HANDOFF, caller_id=caller_id,
-                                    agent_profile=agent_profile, message=message, timeout=float(timeout))
+                                    agent_profile=agent_profile, message=message, timeout=float(timeout),
+                                    model=model or None)
         if call_id is None:
             return await self._handoff(caller, request, None)
         key = f"{caller_id or ''}:{validate.call_id(call_id)}"
@@ -436,6 +438,7 @@ class Orchestration:
         if caller is None:
             return await self._terminals.create_session(CreateTerminalRequest(
                 agent_profile=request.agent_profile, working_directory=request.working_directory,
+                model=request.model,
             ), wait_ready=wait_ready, extra=extra, requested=requested)
         provider = profile.provider or caller.record.provider
         workdir = request.working_directory
@@ -447,7 +450,7 @@ class Orchestration:
             workdir = workdir or caller.record.working_directory
         worker = CreateTerminalRequest(
             session_name=caller.record.session_name, agent_profile=request.agent_profile, provider=provider,
-            working_directory=workdir, caller_id=caller.id,
+            working_directory=workdir, caller_id=caller.id, model=request.model,
         )
         if self._pools is not None:
             warm = await self._pools.take(profile, worker, extra=extra, requested=requested)

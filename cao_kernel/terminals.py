@@ -322,6 +322,9 @@ class Terminals:
         provider = self._resolve_provider(request, profile)
         workdir = validate.working_directory(request.working_directory)
         model = validate.model(request.model or profile.model)
+        if request.model and not provider.capabilities.takes_model:
+            raise InvalidInput(f"provider {provider.name!r} cannot choose its model: it runs its CLI's own "
+                               f"default; leave 'model' out or pick a provider that takes one")
         extra_env = validate.env(request.env, allowed=self._allowed_env(profile))
         terminal_id = launching.new_terminal_id()
         record = Terminal(

@@ -268,13 +268,18 @@ class KernelAPI(Protocol):
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None,
     ) -> DelegationResult:
         """Start a worker on ``message``, wait for its answer, remove it. A retry with the same ``call_id``
-        (same caller) joins or resumes the call, across restarts, instead of starting a second worker."""
+        (same caller) joins or resumes the call, across restarts, instead of starting a second worker.
+        ``model`` runs the worker on that model instead of its profile's (``InvalidInput`` where the
+        worker's provider cannot choose one)."""
         ...
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult: ...
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *,
+                     model: str | None = None) -> DelegationResult:
+        """Start a worker and queue ``message`` for it; return at once. ``model`` as for handoff."""
+        ...
 
     async def answer_user_prompt(
         self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None

@@ -135,6 +135,9 @@ class ProviderCapabilities:
       recording it) when the terminal's backend keeps no input marks, so it cannot know whether the text
       went in: ``"retype"`` types it again (at least once: the agent may read it twice) or ``"report"``
       marks it ``uncertain`` and tells its sender (at most once: it may never have arrived).
+    - ``takes_model``: the launch passes ``LaunchContext.model`` to the CLI, so a launch, handoff or
+      assign may choose the model; where it is false such a request is refused (400) rather than
+      silently run on the CLI's own default.
     """
 
     accepts_input_while_busy: bool = False
@@ -145,6 +148,7 @@ class ProviderCapabilities:
     mcp_settle: float = 0.0
     uncertain_delivery: str = attrs.field(default="retype",
                                           validator=attrs.validators.in_(("retype", "report")))
+    takes_model: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -569,7 +573,8 @@ class CreateTerminalRequest:
 
 @attrs.frozen(kw_only=True)
 class DelegationRequest:
-    """A handoff or assign, as before-hooks see it. ``timeout`` applies to handoff only."""
+    """A handoff or assign, as before-hooks see it. ``timeout`` applies to handoff only; ``model``
+    overrides the worker profile's model (None: the profile's)."""
 
     kind: OrchestrationType = attrs.field(converter=OrchestrationType)
     caller_id: str | None
@@ -577,6 +582,7 @@ class DelegationRequest:
     message: str
     timeout: float = 600.0
     working_directory: str | None = None
+    model: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -184,7 +184,8 @@ def _fields(record: Any, names: tuple[str, ...]) -> dict[str, Any]:
 # -- handoff ---------------------------------------------------------------------------------------
 
 
-async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int = 600) -> ToolResult:
+async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int = 600,
+                  model: str | None = None) -> ToolResult:
     """Start a worker, give it the task, wait for its final answer and remove it."""
 
     def failed(text: str, terminal_id: str | None = None) -> ToolResult:
@@ -197,6 +198,8 @@ async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int =
         return failed(f"timeout must be between 1 and {MAX_TIMEOUT} seconds, got {timeout}")
     try:
         call = {} if env.call_id is None else {"call_id": env.call_id}
+        if model:
+            call["model"] = model
         result = await env.kernel.handoff(env.caller.id, agent_profile, message, timeout=float(timeout),
                                           **call)
     except Exception as exc:
@@ -222,6 +225,7 @@ HANDOFF = BuiltinTool(
         "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
         "message": "The complete task for the worker: everything it needs to know, self-contained.",
         "timeout": f"Seconds to wait for the worker's answer (1 to {MAX_TIMEOUT}).",
+        "model": "Optional: the model the worker runs on instead of its profile's (its CLI's name for it).",
     },
 )
 
@@ -229,7 +233,7 @@ HANDOFF = BuiltinTool(
 # -- assign ----------------------------------------------------------------------------------------
 
 
-async def assign(env: ToolEnv, agent_profile: str, message: str) -> ToolResult:
+async def assign(env: ToolEnv, agent_profile: str, message: str, model: str | None = None) -> ToolResult:
     """Start a worker on a task and return at once with its terminal id."""
 
     def failed(text: str) -> ToolResult:
@@ -239,7 +243,8 @@ async def assign(env: ToolEnv, agent_profile: str, message: str) -> ToolResult:
     if env.caller.id is None:
         return failed(f"{env.caller.problem}. assign needs it so the worker can send its results back to you")
     try:
-        result = await env.kernel.assign(env.caller.id, agent_profile, message)
+        result = await env.kernel.assign(env.caller.id, agent_profile, message,
+                                         **({"model": model} if model else {}))
     except Exception as exc:
         if not _answerable(env, exc):
             raise
@@ -261,6 +266,7 @@ ASSIGN = BuiltinTool(
     params={
         "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
         "message": "The complete task for the worker: everything it needs to know, self-contained.",
+        "model": "Optional: the model the worker runs on instead of its profile's (its CLI's name for it).",
     },
 )
 

@@ -375,22 +375,26 @@ class HttpKernel:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None,
     ) -> DelegationResult:
         body: dict[str, Any] = {"agent_profile": agent_profile, "message": message, "timeout": timeout}
         if call_id is not None:
             body["call_id"] = call_id
+        if model:
+            body["model"] = model
         path = "/handoff" if caller_id is None else f"/terminals/{_terminal_id(caller_id)}/handoff"
         data = await self._call(
             "POST", path, json=body, timeout=float(timeout) + CREATE_TIMEOUT + HANDOFF_MARGIN
         )
         return wire.delegation_from_json(data)
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *,
+                     model: str | None = None) -> DelegationResult:
+        body = {"agent_profile": agent_profile, "message": message, **({"model": model} if model else {})}
         data = await self._call(
             "POST",
             f"/terminals/{_terminal_id(caller_id)}/assign",
-            json={"agent_profile": agent_profile, "message": message},
+            json=body,
             timeout=max(self.timeout, CREATE_TIMEOUT),
         )
         return wire.delegation_from_json(data)

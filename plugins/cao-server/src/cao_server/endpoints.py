@@ -476,13 +476,14 @@ async def handoff(ctx: Context, call: Call) -> Any:
     args = call.args
     caller = call.path.get("terminal_id", args.get("caller_id"))
     result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"],
-                                      call_id=args.get("call_id"))
+                                      call_id=args.get("call_id"), model=args.get("model") or None)
     return wire.delegation_json(result)
 
 
 async def assign(ctx: Context, call: Call) -> Any:
     args = call.args
-    result = await ctx.kernel.assign(call.path["terminal_id"], args["agent_profile"], args["message"])
+    result = await ctx.kernel.assign(call.path["terminal_id"], args["agent_profile"], args["message"],
+                                     model=args.get("model") or None)
     return wire.delegation_json(result)
 
 
@@ -980,7 +981,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "orchestration",
         response=ref("DelegationResult"),
         errors=(*ID_ERRORS, 400, 403, 413, 502, 504),
-        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID),
+        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID, MODEL),
     ),
     Endpoint(
         "POST",
@@ -997,6 +998,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             MESSAGE,
             HANDOFF_TIMEOUT,
             CALL_ID,
+            MODEL,
         ),
     ),
     Endpoint(
@@ -1008,7 +1010,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "orchestration",
         response=ref("DelegationResult"),
         errors=(*ID_ERRORS, 400, 403, 413),
-        params=(AGENT_PROFILE, MESSAGE),
+        params=(AGENT_PROFILE, MESSAGE, MODEL),
     ),
     Endpoint(
         "POST",

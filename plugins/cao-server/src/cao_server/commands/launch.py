@@ -25,6 +25,7 @@ NO_APPROVAL_PROVIDERS = frozenset({"mock_cli"})
 @click.option("--provider", help="Agent CLI to run it with (default: the profile's, else the server's).")
 @click.option("--session-name", help="Session name; 'cao-' is added when missing (default: generated).")
 @click.option("--headless", is_flag=True, help="Do not attach to the session.")
+@click.option("--model", help="Model the agent runs on (default: the profile's, else the CLI's own).")
 @click.option("--yolo", is_flag=True, help="Let the agent use every tool without asking; skips the prompt.")
 @click.option(
     "--working-directory",
@@ -46,6 +47,7 @@ def launch(
     provider: str | None,
     session_name: str | None,
     headless: bool,
+    model: str | None,
     yolo: bool,
     working_directory: str | None,
     run_async: bool,
@@ -76,7 +78,7 @@ def launch(
         async with progress(f"starting {agent}"):
             terminal = await api.create_session(CreateTerminalRequest(
                 agent_profile=agent, provider=provider, session_name=session_name, working_directory=workdir,
-                allowed_tools=list(allowed_tools) or None, yolo=yolo, env=env))
+                allowed_tools=list(allowed_tools) or None, model=model or None, yolo=yolo, env=env))
         click.echo(f"Session created: {terminal.session_name}")
         click.echo(f"Terminal created: {terminal.name}")
         outcome["terminal"] = terminal

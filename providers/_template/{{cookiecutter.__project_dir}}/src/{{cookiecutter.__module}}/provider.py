@@ -29,7 +29,7 @@ def provider() -> ProviderSpec:
         # TODO: how the CLI takes a pasted message. One Enter right after the paste submits it here;
         # some CLIs need a second Enter or a short delay, some queue messages typed while busy.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
