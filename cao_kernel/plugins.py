@@ -94,8 +94,8 @@ def register_checked(pm: pluggy.PluginManager, plugin: object, name: str) -> Non
     """Register ``plugin`` and verify it, rolling back completely if anything is wrong."""
     if pm.is_blocked(name):
         # pluggy would ignore it without a word: a plugin of that name is switched off.
-        raise PluginError(f"plugin name {name!r} is switched off for this kernel (an entry point of that name "
-                          f"was not loaded: CAO_LOAD_PLUGINS, CAO_DISABLE_PLUGINS or --no-plugins); "
+        raise PluginError(f"plugin name {name!r} is switched off for this kernel (an entry point of that "
+                          f"name was not loaded: CAO_LOAD_PLUGINS, CAO_DISABLE_PLUGINS or --no-plugins); "
                           f"register it under another name")
     try:
         pm.register(plugin, name=name)

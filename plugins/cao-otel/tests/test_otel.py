@@ -61,7 +61,8 @@ def _kernel(make_kernel, plugin):
     return kernel
 
 
-async def test_a_team_run_is_one_trace_per_session_with_turns_delegations_and_deliveries(make_kernel, workdir):
+async def test_a_team_run_is_one_trace_per_session_with_turns_delegations_and_deliveries(make_kernel,
+                                                                                         workdir):
     tracer_provider, meter_provider, spans, reader = _memory()
     async with _kernel(make_kernel, OtelPlugin(tracer_provider=tracer_provider,
                                                meter_provider=meter_provider)) as kernel:

@@ -81,8 +81,9 @@ class Telemetry:
 
     @staticmethod
     def _agent(terminal: Any) -> dict[str, str]:
-        return {sc.AGENT_NAME: terminal.agent_profile, sc.AGENT_ID: terminal.id, sc.PROVIDER: terminal.provider,
-                sc.SESSION: terminal.session_name, sc.CONVERSATION: terminal.session_name}
+        return {sc.AGENT_NAME: terminal.agent_profile, sc.AGENT_ID: terminal.id,
+                sc.PROVIDER: terminal.provider, sc.SESSION: terminal.session_name,
+                sc.CONVERSATION: terminal.session_name}
 
     # -- sessions and terminals -------------------------------------------------------------------
 
@@ -145,7 +146,8 @@ class Telemetry:
                 del self._turns[terminal.id]
                 span, started = turn
                 span.set_attribute(sc.STATUS, status.value)
-                error = (new.evidence[:sc.EVIDENCE_LIMIT] or "error") if status is TerminalStatus.ERROR else None
+                failed = status is TerminalStatus.ERROR
+                error = (new.evidence[:sc.EVIDENCE_LIMIT] or "error") if failed else None
                 self._end(span, error=error, end=at)
                 ended = (max(0.0, at - started), {sc.PROVIDER: terminal.provider, sc.AGENT_NAME:
                                                   terminal.agent_profile, sc.STATUS: status.value})
@@ -179,8 +181,8 @@ class Telemetry:
         with self._lock:
             if self._closed or message.id in self._deliveries:
                 return
-            attributes = {sc.MESSAGE: message.id, sc.SENDER: message.sender_id, sc.RECEIVER: message.receiver_id,
-                          sc.KIND: str(message.orchestration_type)}
+            attributes = {sc.MESSAGE: message.id, sc.SENDER: message.sender_id,
+                          sc.RECEIVER: message.receiver_id, sc.KIND: str(message.orchestration_type)}
             self._deliveries[message.id] = self._start(f"deliver {message.id}",
                                                        self._terminal_span(message.sender_id), attributes,
                                                        message.created_at or None)
