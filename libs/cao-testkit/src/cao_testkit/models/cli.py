@@ -68,7 +68,7 @@ __all__ = [
 CACHE_ENV = "CAO_LIVE_CLI_CACHE"
 #: Environment variables that would point a CLI at the user's real account or configuration.
 LEAKY_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "AWS_", "GOOGLE_", "GEMINI_", "XDG_", "KIMI_",
-                  "MOONSHOT_", "COPILOT_", "GH_", "GITHUB_", "OPENCODE_", "GROK_", "XAI_")
+                  "MOONSHOT_", "COPILOT_", "GH_", "GITHUB_", "OPENCODE_", "GROK_", "XAI_", "PI_")
 _INSTALL_TIMEOUT = 600.0
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _checked: dict[Path, str] = {}
