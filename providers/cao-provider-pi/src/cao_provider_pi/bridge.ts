@@ -153,19 +153,31 @@ function toolText(result: any): string {
   return parts.join("\n");
 }
 
-function sender(command: string[] | null | undefined): (event: string, payload: object) => void {
-  if (!command || command.length === 0) return () => {};
-  return (event, payload) => {
+// pi awaits an extension's handler before it redraws, so the signal is sent (the command exits as soon
+// as its datagram is out) before pi takes its spinner away: cao hears the turn's end before the screen
+// shows it. A command that hangs is waited for SIGNAL_WAIT_MS at most.
+const SIGNAL_WAIT_MS = 2000;
+
+function sender(command: string[] | null | undefined): (event: string, payload: object) => Promise<void> {
+  if (!command || command.length === 0) return async () => {};
+  return (event, payload) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, SIGNAL_WAIT_MS);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
     try {
       const child = spawn(command[0], [...command.slice(1), "--stdin", event],
                           { stdio: ["pipe", "ignore", "ignore"] });
-      child.on("error", () => {});
+      child.on("error", done);
+      child.on("close", done);
       child.stdin?.on("error", () => {});
       child.stdin?.end(JSON.stringify(payload));
     } catch {
       // A signal lost leaves cao reading the screen, as when signals are off.
+      done();
     }
-  };
+  });
 }
 
 function answerOf(messages: any[]): any {
@@ -213,12 +225,12 @@ export default async function (pi: any) {
     if (config.tools) pi.setActiveTools([...config.tools, ...bridged]);
     for (const problem of problems) ctx.ui?.notify?.(problem, "error");
   });
-  pi.on("agent_start", async () => signal("agent_start", {}));
+  pi.on("agent_start", async () => await signal("agent_start", {}));
   pi.on("agent_end", async (event: any) => {
     const last = answerOf(event?.messages ?? []);
     const text = (last?.content ?? []).filter((part: any) => part?.type === "text")
       .map((part: any) => part.text).join("");
-    signal("agent_end", {
+    await signal("agent_end", {
       stop_reason: last?.stopReason ?? "none",
       ...(last?.errorMessage ? { error: last.errorMessage } : {}),
       ...(last?.stopReason === "stop" && text ? { last_assistant_message: text } : {}),
