@@ -11,7 +11,7 @@ HOME under a fixed root, so the path pi prints under its input box shows nothing
 machine.
 
 Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", an
-API error is "error"), never by the detector under test; the recorder only waits for the screen to
+API error is "error", a model pi does not know makes it exit), never by the detector under test; the recorder only waits for the screen to
 settle on the sign it expects. pi asks no questions (it has no approval system and no question tool)
 and shows no start-up dialog, so there are no waiting screens to record.
 """
@@ -59,6 +59,15 @@ def record_main(world: World, size: tuple[int, int] = (220, 50), suffix: str = "
     rec.stop()
 
 
+def record_refused(world: World) -> None:
+    """error: pi refuses to start (a model it does not know) and exits, leaving its message."""
+    rec = world.recorder((100, 30))
+    rec.start(model="nosuch/model")
+    screen = rec.wait(lambda s: "not found" in s, "the start-up error")
+    rec.save("error_refused_start-100x30", screen, "error", note="pi exited: unknown model")
+    rec.stop()
+
+
 def sandbox_env(world: World) -> dict[str, str]:
     """The sandboxed user's pi: the scripted server as their default provider."""
     agent = world.home / ".pi" / "agent"
@@ -76,5 +85,5 @@ RECORDING = Recording(
     model_server=lambda: ChatServer(Script(), models=(MODEL,)),
     # A fixed, machine-neutral folder: pi prints its working folder's path under the input box.
     root=lambda: neutral_root("cao-screens-pi"), setup=sandbox_env,
-    scenarios=(record_main, at_size(record_main, (100, 30))),
+    scenarios=(record_main, at_size(record_main, (100, 30)), record_refused),
 )

@@ -8,12 +8,14 @@ input:
 |---|---|---|
 | ``agent_start`` (a prompt was submitted, the model is about to be called) | ``{}`` | ``processing`` |
 | ``agent_end`` with ``stop_reason`` ``stop`` (or ``length``) | ``last_assistant_message``: the answer | ``completed`` |
-| ``agent_end`` with ``stop_reason`` ``error`` | ``error``: what the model API said | ``error`` |
+| ``agent_end`` with ``stop_reason`` ``error`` | ``error``: what the model API said | none: the screen's |
 | ``agent_end`` with ``stop_reason`` ``aborted`` (Escape) | | ``idle`` |
 
-pi sends ``agent_end`` before it draws the answer's last frame, so a handoff gets the model's own text
-(``native_answer``) without reading the screen. A failed turn that pi retries by itself ends with
-``agent_end`` (``error``) and starts again with ``agent_start``, so the status follows the retries.
+pi awaits the bridge's handler before it takes its spinner away, so a handoff gets the model's own text
+(``native_answer``) before the screen shows the turn's end. A failed turn is left to the screen: pi
+retries an overloaded or rate-limited request by itself after that ``agent_end`` (showing "Retrying"),
+and only the screen says whether it will, so an ``error`` reported from the event would end a wait for a
+turn that goes on.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ __all__ = ["native_answer", "native_signal"]
 _ENDS: dict[str, TerminalStatus] = {
     "stop": TerminalStatus.COMPLETED,
     "length": TerminalStatus.COMPLETED,
-    "error": TerminalStatus.ERROR,
     "aborted": TerminalStatus.IDLE,
 }
 
@@ -52,6 +53,4 @@ def native_signal(event: str, payload: Mapping[str, Any]) -> StatusReport | None
     status = _ENDS.get(reason) if isinstance(reason, str) else None
     if status is None:
         return None
-    error = payload.get("error")
-    evidence = f"{reason}: {error}" if status == TerminalStatus.ERROR and error else str(reason)
-    return StatusReport(status=status, evidence=evidence[:200])
+    return StatusReport(status=status, evidence=str(reason))
