@@ -11,9 +11,10 @@ HOME under a fixed root, so the path pi prints under its input box shows nothing
 machine.
 
 Each screen is labelled by what the scenario made the CLI do (a held model turn is "processing", an
-API error is "error", a model pi does not know makes it exit), never by the detector under test; the recorder only waits for the screen to
-settle on the sign it expects. pi asks no questions (it has no approval system and no question tool)
-and shows no start-up dialog, so there are no waiting screens to record.
+API error is "error", and so is pi exiting on a model it does not know), never by the detector under
+test; the recorder only waits for the screen to settle on the sign it expects. pi asks no questions
+(it has no approval system and no question tool) and shows no start-up dialog, so there are no waiting
+screens to record.
 """
 
 from __future__ import annotations

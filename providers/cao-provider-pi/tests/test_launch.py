@@ -80,7 +80,8 @@ def test_allowed_tools_keep_builtin_tools_and_mcp_servers():
     assert tool_selection(["*"], ["cao"]) == (None, ["cao"])
     assert tool_selection(["fs_read", "execute_bash", "@cao"], ["cao", "docs"]) == (
         ["bash", "read", "grep"], ["cao"])
-    assert tool_selection(["@builtin"], ["cao"]) == (["bash", "read", "grep", "ls", "find", "edit", "write"], [])
+    everything = ["bash", "read", "grep", "ls", "find", "edit", "write"]
+    assert tool_selection(["@builtin"], ["cao"]) == (everything, [])
     with pytest.raises(ValueError, match="'web_fetch' is not one pi can be limited to"):
         tool_selection(["web_fetch"], [])
 

@@ -42,7 +42,8 @@ class StdioClient {
       // The server's stderr would be drawn over pi's screen.
       stdio: ["pipe", "pipe", "ignore"],
     });
-    this.child.on("error", (error) => this.fail(new Error(`MCP server ${name} did not start: ${error.message}`)));
+    this.child.on("error", (error) =>
+      this.fail(new Error(`MCP server ${name} did not start: ${error.message}`)));
     this.child.on("exit", (code, sig) => this.fail(new Error(`MCP server ${name} exited (${sig ?? code})`)));
     this.child.stdin?.on("error", () => {});
     this.child.stdout?.setEncoding("utf8");
@@ -208,7 +209,8 @@ export default async function (pi: any) {
           description: tool.description ?? `${tool.name} (MCP server ${server})`,
           parameters: tool.inputSchema ?? { type: "object", properties: {} },
           async execute(_id: string, params: unknown, abort?: AbortSignal) {
-            const result = await client.request("tools/call", { name: tool.name, arguments: params ?? {} }, abort);
+            const call = { name: tool.name, arguments: params ?? {} };
+            const result = await client.request("tools/call", call, abort);
             const text = toolText(result);
             if (result?.isError) throw new Error(text || `${tool.name} failed`);
             return { content: [{ type: "text", text }], details: {} };

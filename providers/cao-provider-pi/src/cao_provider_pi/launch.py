@@ -66,7 +66,8 @@ def resolve_binary(env: Mapping[str, str]) -> str:
                         missing=f"pi ('{BINARY}') is not on PATH; install it with: {INSTALL_HINT}")
 
 
-def tool_selection(allowed: Sequence[str] | None, mcp_servers: Sequence[str]) -> tuple[list[str] | None, list[str]]:
+def tool_selection(allowed: Sequence[str] | None,
+                   mcp_servers: Sequence[str]) -> tuple[list[str] | None, list[str]]:
     """The built-in tools pi keeps (None: pi's own default set) and the MCP servers kept, for cao's
     allowed-tools list.
 
@@ -126,8 +127,9 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
     argv += ["-e", str(runtime / BRIDGE_FILE)]
     files[f"{AGENT_DIR}/settings.json"] = json.dumps(private_settings(env), indent=2) + "\n"
     link_user_files(user_agent_dir(env), runtime / AGENT_DIR, LINKED)
-    return LaunchPlan(argv=argv, files=files, env={AGENT_DIR_ENV: str(runtime / AGENT_DIR),
-                                                   BRIDGE_ENV: str(runtime / BRIDGE_CONFIG_FILE), **_OFFLINE_ENV})
+    env_added = {AGENT_DIR_ENV: str(runtime / AGENT_DIR), BRIDGE_ENV: str(runtime / BRIDGE_CONFIG_FILE),
+                 **_OFFLINE_ENV}
+    return LaunchPlan(argv=argv, files=files, env=env_added)
 
 
 def model_endpoint(env: Mapping[str, str]) -> str | None:

@@ -4,12 +4,12 @@ pi runs no hooks, but an extension hears its agent loop. cao's bridge extension 
 ``-e``) sends two of its events through the kernel's signal command, with a JSON object on standard
 input:
 
-| event | payload | status |
-|---|---|---|
-| ``agent_start`` (a prompt was submitted, the model is about to be called) | ``{}`` | ``processing`` |
-| ``agent_end`` with ``stop_reason`` ``stop`` (or ``length``) | ``last_assistant_message``: the answer | ``completed`` |
-| ``agent_end`` with ``stop_reason`` ``error`` | ``error``: what the model API said | none: the screen's |
-| ``agent_end`` with ``stop_reason`` ``aborted`` (Escape) | | ``idle`` |
+| event (payload) | status |
+|---|---|
+| ``agent_start`` (``{}``: a prompt was submitted) | ``processing`` |
+| ``agent_end``, ``stop_reason`` ``stop`` or ``length`` (``last_assistant_message``) | ``completed`` |
+| ``agent_end``, ``stop_reason`` ``error`` (``error``: what the model API said) | none: the screen's |
+| ``agent_end``, ``stop_reason`` ``aborted`` (Escape) | ``idle`` |
 
 pi awaits the bridge's handler before it takes its spinner away, so a handoff gets the model's own text
 (``native_answer``) before the screen shows the turn's end. A failed turn is left to the screen: pi
