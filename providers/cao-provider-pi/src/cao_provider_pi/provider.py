@@ -29,7 +29,8 @@ def provider() -> ProviderSpec:
         # and end, the end with the answer (signals.py). It lists cao's tools before pi's session
         # starts, so they are in the model's first request: no settle time.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, native_status=True, enter_count=1,
-                                          submit_delay=0.0, mcp_settle=0.0, uncertain_delivery="retype"),
+                                          submit_delay=0.0, mcp_settle=0.0, uncertain_delivery="retype",
+                                          takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
