@@ -9,8 +9,9 @@ cao never writes the user's own: every terminal gets a fresh folder under its ru
   (read by Oh My Pi, never written by cao): a finished first-run setup (``setupVersion: 2``; without
   it a five-step setup wizard opens, see dialogs.py), no update check, no plugin auto-update, no
   welcome screen or changelog (cao reads the screen), MCP tools offered to the model directly
-  (``tools.xdev: false``; by default they hide behind the ``hub`` tool's devices), and no MCP servers
-  from the project's folder (``mcp.enableProjectConfig: false``);
+  (``tools.xdev: false``; by default they hide behind the ``hub`` tool's devices), no MCP servers
+  from the project's folder (``mcp.enableProjectConfig: false``), and no probing for local model
+  servers (Ollama, llama.cpp, LM Studio) at start;
 - ``mcp.json``: the profile's MCP servers and nothing else (launch.py);
 - links to the user's model providers (:data:`LINKED`), so a profile's ``provider/model`` resolves as
   it does for the user.
@@ -48,6 +49,8 @@ OVERRIDES: dict[str, Any] = {
     "tools": {"xdev": False},
     "mcp": {"enableProjectConfig": False},
     "enabledProviders": [],
+    # Model servers Oh My Pi otherwise looks for on this machine at every start (requests to 127.0.0.1).
+    "disabledProviders": ["ollama", "llama.cpp", "lm-studio"],
 }
 
 
