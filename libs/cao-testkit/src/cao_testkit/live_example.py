@@ -54,6 +54,7 @@ __all__ = [
     "hermes",
     "grok_cli",
     "pi",
+    "omp",
     "phases",
     "qwen_code",
     "run_assign",
@@ -444,9 +445,30 @@ def pi(folder: Path, roles: RoleScript) -> ScriptedCli:
     return ScriptedCli(version=cli.version, server=server, model_env=env)
 
 
+def omp(folder: Path, roles: RoleScript) -> ScriptedCli:
+    """Oh My Pi at its newest tested version (with Bun beside it, which runs it), against a Chat
+    Completions server answering ``roles``, declared as the user's model provider in an agent folder
+    under ``folder`` (``PI_CODING_AGENT_DIR``; cao's provider builds each agent's private one from it),
+    whose settings make it the default model (the example's profiles name none)."""
+    from .models.chat import ChatServer
+    from .models.cli import install_npm_cli
+
+    cli = install_npm_cli("@oh-my-pi/pi-coding-agent", _newest_tested("omp"), "omp",
+                          with_packages=["bun@1.4.5"])
+    server = ChatServer(roles, models=("scripted",)).start()
+    agent = folder / "omp-user" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "models.yml").write_text(
+        f"providers:\n  scripted:\n    baseUrl: {server.base_url}\n    api: openai-completions\n"
+        "    apiKey: sk-scripted-key\n    models:\n      - id: scripted\n", encoding="utf-8")
+    (agent / "config.yml").write_text("modelRoles:\n  default: scripted/scripted\n", encoding="utf-8")
+    env = {"PI_CODING_AGENT_DIR": str(agent), "CAO_OMP_BIN": str(cli.binary), "TERM": "xterm-256color"}
+    return ScriptedCli(version=cli.version, server=server, model_env=env, path=[cli.bin_dir])
+
+
 CLIS: dict[str, Callable[[Path, RoleScript], ScriptedCli]] = {
     "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli, "qwen_code": qwen_code,
-    "hermes": hermes, "grok_cli": grok_cli, "pi": pi}
+    "hermes": hermes, "grok_cli": grok_cli, "pi": pi, "omp": omp}
 
 
 # -- one run ------------------------------------------------------------------------------------------
