@@ -38,8 +38,8 @@ def _foreign_configs(home: Path, project: Path) -> None:
         path.write_text(json.dumps(FOREIGN), encoding="utf-8")
 
 
-async def test_turns_end_on_the_extension_signal_with_the_models_own_answer(make_kernel, workdir, live_sandbox,
-                                                                            model_server):
+async def test_turns_end_on_the_extension_signal_with_the_models_own_answer(make_kernel, workdir,
+                                                                            live_sandbox, model_server):
     _foreign_configs(live_sandbox.home, Path(workdir))
     first = "All done: the build passes and 3 files changed."
     # Markdown the screen draws otherwise: the answer returned is the model's own text, from the signal.
@@ -85,7 +85,8 @@ async def test_turns_end_on_the_extension_signal_with_the_models_own_answer(make
 async def test_a_model_error_is_reported_as_an_error_with_its_message(make_kernel, workdir, live_sandbox,
                                                                        model_server):
     # A 400 is shown at once (a 429 or a 5xx is retried first).
-    model_server.script.add(fail(400, "model scripted-model is not served here", kind="invalid_request_error"))
+    model_server.script.add(fail(400, "model scripted-model is not served here",
+                                 kind="invalid_request_error"))
     kernel, _ = _kernel(make_kernel)
     async with kernel:
         term = await start_idle(kernel, workdir)
@@ -97,7 +98,8 @@ async def test_a_model_error_is_reported_as_an_error_with_its_message(make_kerne
 async def test_settings_oh_my_pi_cannot_read_are_reported_at_once(make_kernel, workdir, live_sandbox,
                                                                   tmux_socket):
     # The user's own config.yml is passed to Oh My Pi as it is; a broken one stops it at start.
-    (live_sandbox.home / ".omp" / "agent" / "config.yml").write_text("tools: [\n  bad: {\n", encoding="utf-8")
+    broken = live_sandbox.home / ".omp" / "agent" / "config.yml"
+    broken.write_text("tools: [\n  bad: {\n", encoding="utf-8")
     kernel, _ = _kernel(make_kernel)
     async with kernel:
         failed = await failed_start(kernel, workdir, tmux_socket=tmux_socket, sign="Failed to parse config")

@@ -26,11 +26,12 @@ def provider() -> ProviderSpec:
         description="Oh My Pi, a fork of the pi coding agent running on Bun",
         exit_command="/exit",
         # A bracketed paste and one Enter submit a message, the Enter a second after the paste: Oh My
-        # Pi stalls on the first input of a session and drops an Enter that comes with it. Its extension events report each turn's
-        # start and end, the end with the answer (signals.py). cao's MCP tools are in the model's list
+        # Pi stalls on the first input of a session and drops an Enter that comes with it. Its
+        # extension events report each turn's start and end, the end with the answer (signals.py). cao's MCP tools are in the model's list
         # from the first request once the server is connected (tools.xdev off, config.py).
-        capabilities=ProviderCapabilities(accepts_input_while_busy=False, native_status=True, enter_count=1,
-                                          submit_delay=1.0, mcp_settle=0.0, uncertain_delivery="retype"),
+        capabilities=ProviderCapabilities(accepts_input_while_busy=False, native_status=True,
+                                          enter_count=1, submit_delay=1.0, mcp_settle=0.0,
+                                          uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
