@@ -480,8 +480,8 @@ class LiveCli:
 def npm_cli(package: str, version: str, bin_name: str, *, env: Mapping[str, str] | None = None,
             with_packages: Sequence[str] = ()) -> LiveCli:
     """A CLI from the npm registry (see :func:`install_npm_cli`)."""
-    return LiveCli(package=package, version=version, bin_name=bin_name, env=tuple(sorted((env or {}).items())),
-                   with_packages=tuple(with_packages))
+    return LiveCli(package=package, version=version, bin_name=bin_name,
+                   env=tuple(sorted((env or {}).items())), with_packages=tuple(with_packages))
 
 
 def pypi_cli(package: str, version: str, bin_name: str, *, python: str, exclude_newer: str | None = None,
