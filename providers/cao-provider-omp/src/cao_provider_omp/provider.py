@@ -31,7 +31,7 @@ def provider() -> ProviderSpec:
         # from the first request once the server is connected (tools.xdev off, config.py).
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, native_status=True,
                                           enter_count=1, submit_delay=1.0, mcp_settle=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
