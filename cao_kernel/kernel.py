@@ -187,6 +187,7 @@ class Kernel:
                 load_profile=self.profiles.load, pending_cap=PendingCap.from_settings(self.settings),
                 prompts=prompts, pools=pools)
             prompts.escalate = lambda worker, caller, text: orchestration.send_message(worker, caller, text)
+            terminals.on_worktree_kept = orchestration.worktree_kept
             self._started = True
             await terminals.adopt_all()
             await pools.stop_leftovers()
@@ -362,10 +363,13 @@ class Kernel:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None, model: str | None = None,
+        call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
+        worktree_changes: bool = False,
     ) -> DelegationResult:
         return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout,
-                                                           call_id=call_id, model=model)
+                                                           call_id=call_id, model=model,
+                                                           use_worktree=use_worktree,
+                                                           worktree_changes=worktree_changes)
 
     async def verify_terminal_secret(self, terminal_id: str, secret: str | None) -> bool:
         """Whether ``secret`` proves ``terminal_id``'s identity (cao's MCP endpoint asks on every call
@@ -376,9 +380,11 @@ class Kernel:
             return True  # no terminal backend: no terminal, so no identity to prove
         return terminals.secret_ok(terminal_id, secret)
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str, *,
-                     model: str | None = None) -> DelegationResult:
-        return await (await self._orchestration()).assign(caller_id, agent_profile, message, model=model)
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *, model: str | None = None,
+                     use_worktree: bool = False, worktree_changes: bool = False) -> DelegationResult:
+        return await (await self._orchestration()).assign(caller_id, agent_profile, message, model=model,
+                                                          use_worktree=use_worktree,
+                                                          worktree_changes=worktree_changes)
 
     async def answer_user_prompt(
         self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None

@@ -268,17 +268,25 @@ class KernelAPI(Protocol):
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None, model: str | None = None,
+        call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
+        worktree_changes: bool = False,
     ) -> DelegationResult:
         """Start a worker on ``message``, wait for its answer, remove it. A retry with the same ``call_id``
         (same caller) joins or resumes the call, across restarts, instead of starting a second worker.
         ``model`` runs the worker on that model instead of its profile's (``InvalidInput`` where the
-        worker's provider cannot choose one)."""
+        worker's provider cannot choose one).
+
+        ``use_worktree``: the worker runs in its own git worktree and branch made from the caller's
+        ``HEAD`` (``worktree_changes``: with the caller's uncommitted changes copied in); the result names
+        branch and folder when the worker left commits or changes there, else the worktree goes with it.
+        ``InvalidInput`` when the caller's folder is not in a git repository."""
         ...
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str, *,
-                     model: str | None = None) -> DelegationResult:
-        """Start a worker and queue ``message`` for it; return at once. ``model`` as for handoff."""
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *, model: str | None = None,
+                     use_worktree: bool = False, worktree_changes: bool = False) -> DelegationResult:
+        """Start a worker on ``message`` and return at once. ``model``, ``use_worktree`` and
+        ``worktree_changes`` as for :meth:`handoff`; a worktree kept when the worker is removed is reported
+        in the caller's inbox."""
         ...
 
     async def answer_user_prompt(
