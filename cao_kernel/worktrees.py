@@ -48,6 +48,8 @@ MAX_SLUG = 40
 EXTRA_KEYS = ("worktree_path", "worktree_branch", "worktree_repo", "worktree_base", "worktree_tree",
               "worktree_start")
 
+_REPO_VARIABLES = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
+                             "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE"})
 # One git mutation at a time per repository in this process (git's own locks refuse, not wait).
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -131,7 +133,9 @@ def branch_name(profile: str, terminal_id: str) -> str:
 def git(args: list[str], cwd: str, *, env: Mapping[str, str] | None = None, input: bytes | None = None,
         check: bool = True) -> subprocess.CompletedProcess[bytes]:
     """Run ``git args`` in ``cwd``; ``GitFailed`` naming the command and git's words when it fails."""
-    full_env = {**os.environ, **(env or {}), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    # A server started from a git hook inherits variables that would point every command at that repo.
+    inherited = {k: v for k, v in os.environ.items() if k not in _REPO_VARIABLES}
+    full_env = {**inherited, **(env or {}), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
         done = subprocess.run(["git", *args], cwd=cwd, env=full_env, input=input, capture_output=True,
                               timeout=GIT_TIMEOUT, check=False)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cao_hookspecs import AgentProfile, CreateTerminalRequest, InvalidInput, TerminalStatus
+from cao_hookspecs import AgentProfile, CaoError, CreateTerminalRequest, InvalidInput, TerminalStatus
 from cao_kernel import worktrees
 
 # The worker's behaviour: a task names what it does in its folder; its answer says where it ran and what
@@ -67,7 +67,8 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def kernel_with_worker(make_kernel):
     kernel = make_kernel(agents=("developer",))
-    kernel.add_profile(AgentProfile(name="wt-worker", provider="mock_cli", extra={"mockBehaviour": "wtagent:act"}))
+    kernel.add_profile(AgentProfile(name="wt-worker", provider="mock_cli",
+                                    extra={"mockBehaviour": "wtagent:act"}))
     return kernel
 
 
@@ -94,7 +95,8 @@ def branches(repo: Path) -> list[str]:
     return git(repo, "branch", "--format=%(refname:short)").splitlines()
 
 
-async def test_handoff_worker_runs_in_a_fresh_worktree_of_head_removed_when_clean(make_kernel, repo, cao_home):
+async def test_handoff_worker_runs_in_a_fresh_worktree_of_head_removed_when_clean(make_kernel, repo,
+                                                                                  cao_home):
     (repo / "README").write_text("uncommitted\n", encoding="utf-8")
     (repo / "draft.txt").write_text("mine\n", encoding="utf-8")
     async with kernel_with_worker(make_kernel) as kernel:
@@ -227,3 +229,16 @@ def test_branch_names_from_any_profile_name_are_valid_and_distinct_per_worker(pr
     checked = subprocess.run(["git", "check-ref-format", "--branch", first], capture_output=True, text=True)
     assert checked.returncode == 0, (first, checked.stderr)
     assert len(worktrees.branch_slug(profile)) <= worktrees.MAX_SLUG
+
+
+async def test_a_worker_that_fails_to_start_takes_its_worktree_with_it(make_kernel, repo, cao_home):
+    async with kernel_with_worker(make_kernel) as kernel:
+        kernel.add_profile(AgentProfile(name="broken", provider="mock_cli",
+                                        extra={"mockBehaviour": "no_such_module:act"}))
+        supervisor = await supervisor_in(kernel, repo)
+        with pytest.raises(CaoError, match="failed to start"):
+            await kernel.handoff(supervisor.id, "broken", "look around", use_worktree=True)
+        assert [t.id for t in await kernel.list_terminals(supervisor.session_name)] == [supervisor.id]
+    assert list((repo / ".cao" / "worktrees").iterdir()) == [repo / ".cao" / "worktrees" / ".gitignore"]
+    assert branches(repo) == ["feature", "main"]
+    assert list(Path(cao_home).glob("worktrees/*.json")) == []

@@ -181,11 +181,34 @@ def _fields(record: Any, names: tuple[str, ...]) -> dict[str, Any]:
     return to_json_fields(record, names)
 
 
+# -- worktrees (handoff and assign) ----------------------------------------------------------------
+
+USE_WORKTREE_HELP = (
+    "Run the worker in its own git worktree on a new branch made from your current commit, so it cannot "
+    "disturb your files or other workers. Kept and named to you when the worker leaves commits or "
+    "changes in it; removed with the worker otherwise."
+)
+WORKTREE_CHANGES_HELP = "With use_worktree: copy your uncommitted changes into the worker's worktree."
+
+
+def _worktree_args(use_worktree: bool, worktree_changes: bool) -> dict[str, bool]:
+    # Passed only when asked for: a kernel API without worktrees (an older server) still serves the call.
+    return {name: True for name, wanted in (("use_worktree", use_worktree),
+                                             ("worktree_changes", worktree_changes)) if wanted}
+
+
+def _worktree_of(result: Any) -> dict[str, str]:
+    """The worktree the result names (a kept one for handoff), as extra keys of upstream's answer."""
+    return {name: value for name in ("worktree_branch", "worktree_path")
+            if (value := getattr(result, name, None))}
+
+
 # -- handoff ---------------------------------------------------------------------------------------
 
 
 async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int = 600,
-                  model: str | None = None) -> ToolResult:
+                  model: str | None = None, use_worktree: bool = False,
+                  worktree_changes: bool = False) -> ToolResult:
     """Start a worker, give it the task, wait for its final answer and remove it."""
 
     def failed(text: str, terminal_id: str | None = None) -> ToolResult:
@@ -200,6 +223,7 @@ async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int =
         call = {} if env.call_id is None else {"call_id": env.call_id}
         if model:
             call["model"] = model
+        call.update(_worktree_args(use_worktree, worktree_changes))
         result = await env.kernel.handoff(env.caller.id, agent_profile, message, timeout=float(timeout),
                                           **call)
     except Exception as exc:
@@ -207,7 +231,7 @@ async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int =
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
     data = _fields(result, ("success", "message", "output", "terminal_id"))
-    return ToolResult(data, ok=bool(result.success))
+    return ToolResult({**data, **_worktree_of(result)}, ok=bool(result.success))
 
 
 HANDOFF = BuiltinTool(
@@ -226,6 +250,8 @@ HANDOFF = BuiltinTool(
         "message": "The complete task for the worker: everything it needs to know, self-contained.",
         "timeout": f"Seconds to wait for the worker's answer (1 to {MAX_TIMEOUT}).",
         "model": "Optional: the model the worker runs on instead of its profile's (its CLI's name for it).",
+        "use_worktree": USE_WORKTREE_HELP,
+        "worktree_changes": WORKTREE_CHANGES_HELP,
     },
 )
 
@@ -233,7 +259,8 @@ HANDOFF = BuiltinTool(
 # -- assign ----------------------------------------------------------------------------------------
 
 
-async def assign(env: ToolEnv, agent_profile: str, message: str, model: str | None = None) -> ToolResult:
+async def assign(env: ToolEnv, agent_profile: str, message: str, model: str | None = None,
+                 use_worktree: bool = False, worktree_changes: bool = False) -> ToolResult:
     """Start a worker on a task and return at once with its terminal id."""
 
     def failed(text: str) -> ToolResult:
@@ -244,12 +271,14 @@ async def assign(env: ToolEnv, agent_profile: str, message: str, model: str | No
         return failed(f"{env.caller.problem}. assign needs it so the worker can send its results back to you")
     try:
         result = await env.kernel.assign(env.caller.id, agent_profile, message,
-                                         **({"model": model} if model else {}))
+                                         **({"model": model} if model else {}),
+                                         **_worktree_args(use_worktree, worktree_changes))
     except Exception as exc:
         if not _answerable(env, exc):
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
-    return ToolResult(_fields(result, ("success", "terminal_id", "message")), ok=bool(result.success))
+    data = _fields(result, ("success", "terminal_id", "message"))
+    return ToolResult({**data, **_worktree_of(result)}, ok=bool(result.success))
 
 
 ASSIGN = BuiltinTool(
@@ -267,6 +296,8 @@ ASSIGN = BuiltinTool(
         "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
         "message": "The complete task for the worker: everything it needs to know, self-contained.",
         "model": "Optional: the model the worker runs on instead of its profile's (its CLI's name for it).",
+        "use_worktree": USE_WORKTREE_HELP,
+        "worktree_changes": WORKTREE_CHANGES_HELP,
     },
 )
 

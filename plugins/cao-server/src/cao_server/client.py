@@ -76,6 +76,12 @@ def _body(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _worktree_fields(use_worktree: bool, worktree_changes: bool) -> dict[str, bool]:
+    # Sent only when asked for: a server that predates worktrees then serves the call as before.
+    return {name: True for name, wanted in (("use_worktree", use_worktree),
+                                             ("worktree_changes", worktree_changes)) if wanted}
+
+
 def _creation_body(request: CreateTerminalRequest, wait_ready: bool, **route_fields: Any) -> dict[str, Any]:
     """The creation routes' body for ``request``: its JSON form without the session name and the caller
     (the routes that take them get them in ``route_fields``), the working directory defaulting to this
@@ -375,9 +381,11 @@ class HttpKernel:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None, model: str | None = None,
+        call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
+        worktree_changes: bool = False,
     ) -> DelegationResult:
-        body: dict[str, Any] = {"agent_profile": agent_profile, "message": message, "timeout": timeout}
+        body: dict[str, Any] = {"agent_profile": agent_profile, "message": message, "timeout": timeout,
+                                **_worktree_fields(use_worktree, worktree_changes)}
         if call_id is not None:
             body["call_id"] = call_id
         if model:
@@ -388,9 +396,10 @@ class HttpKernel:
         )
         return wire.delegation_from_json(data)
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str, *,
-                     model: str | None = None) -> DelegationResult:
-        body = {"agent_profile": agent_profile, "message": message, **({"model": model} if model else {})}
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *, model: str | None = None,
+                     use_worktree: bool = False, worktree_changes: bool = False) -> DelegationResult:
+        body = {"agent_profile": agent_profile, "message": message, **({"model": model} if model else {}),
+                **_worktree_fields(use_worktree, worktree_changes)}
         data = await self._call(
             "POST",
             f"/terminals/{_terminal_id(caller_id)}/assign",

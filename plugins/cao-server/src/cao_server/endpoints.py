@@ -152,6 +152,16 @@ CALL_ID = Param(
     pattern=CALL_ID_PATTERN,
     description="a retry with the same id (same caller) joins or resumes the call, across server restarts",
 )
+USE_WORKTREE = Param(
+    "use_worktree", type="boolean", default=False,
+    description="run the agent in its own git worktree and branch, made from the HEAD of the repository "
+                "holding its working directory (400 when that folder is not in a git repository)",
+)
+WORKTREE_CHANGES = Param(
+    "worktree_changes", type="boolean", default=False,
+    description="with use_worktree: copy the uncommitted changes (staged, unstaged, untracked files) of "
+                "that checkout into the worktree",
+)
 HANDOFF_TIMEOUT = Param(
     "timeout",
     type="number",
@@ -476,14 +486,20 @@ async def handoff(ctx: Context, call: Call) -> Any:
     args = call.args
     caller = call.path.get("terminal_id", args.get("caller_id"))
     result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"],
-                                      call_id=args.get("call_id"), model=args.get("model") or None)
+                                      call_id=args.get("call_id"), model=args.get("model") or None,
+                                      **_worktree_args(args))
     return wire.delegation_json(result)
+
+
+def _worktree_args(args: dict[str, Any]) -> dict[str, bool]:
+    # Passed only when asked for, so a kernel API without worktrees (an embedding app's) still serves.
+    return {name: True for name in ("use_worktree", "worktree_changes") if args.get(name)}
 
 
 async def assign(ctx: Context, call: Call) -> Any:
     args = call.args
     result = await ctx.kernel.assign(call.path["terminal_id"], args["agent_profile"], args["message"],
-                                     model=args.get("model") or None)
+                                     model=args.get("model") or None, **_worktree_args(args))
     return wire.delegation_json(result)
 
 
@@ -632,6 +648,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             WAIT_READY,
             ENV_VARS,
             INITIAL_MESSAGE,
+            USE_WORKTREE,
+            WORKTREE_CHANGES,
         ),
     ),
     Endpoint(
@@ -690,6 +708,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             WAIT_READY,
             ENV_VARS,
             INITIAL_MESSAGE,
+            USE_WORKTREE,
+            WORKTREE_CHANGES,
         ),
     ),
     Endpoint(
@@ -981,7 +1001,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "orchestration",
         response=ref("DelegationResult"),
         errors=(*ID_ERRORS, 400, 403, 413, 502, 504),
-        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID, MODEL),
+        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID, MODEL, USE_WORKTREE, WORKTREE_CHANGES),
     ),
     Endpoint(
         "POST",
@@ -999,6 +1019,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             HANDOFF_TIMEOUT,
             CALL_ID,
             MODEL,
+            USE_WORKTREE,
+            WORKTREE_CHANGES,
         ),
     ),
     Endpoint(
@@ -1010,7 +1032,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "orchestration",
         response=ref("DelegationResult"),
         errors=(*ID_ERRORS, 400, 403, 413),
-        params=(AGENT_PROFILE, MESSAGE, MODEL),
+        params=(AGENT_PROFILE, MESSAGE, MODEL, USE_WORKTREE, WORKTREE_CHANGES),
     ),
     Endpoint(
         "POST",

@@ -126,6 +126,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "backend": STRING,
             "prompt": {"allOf": [{"$ref": "#/components/schemas/OpenPrompt"}],
                        "description": "the prompt it waits on, while waiting (left out otherwise)"},
+            "worktree_branch": {"type": "string", "description": "its git branch (use_worktree)"},
+            "worktree_path": {"type": "string", "description": "its git worktree folder (use_worktree)"},
             "tmux_session": STRING,
             "tmux_window": STRING,
             "initial_delivery": {
@@ -245,6 +247,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "terminal_id": _nullable(STRING),
             "output": _nullable({"type": "string", "description": "the worker's answer (handoff)"}),
             "duration": {"type": "number"},
+            "worktree_branch": {"type": "string",
+                                "description": "the worker's git branch (use_worktree); for a handoff only "
+                                               "when it was kept for the commits or changes in it"},
+            "worktree_path": {"type": "string", "description": "the worker's git worktree (as the branch)"},
         },
     },
     "AgentProfile": {
