@@ -196,7 +196,10 @@ def create(planned: Worktree, journal: Path, *, changes: bool = False, source: s
         if changes:
             _copy_changes(source or planned.repo, planned)
         Path(planned.start_dir).mkdir(parents=True, exist_ok=True)
-        made_tree = attrs.evolve(planned, tree=state_tree(planned.path))
+        # A clean checkout starts from its commit's tree; only inherited changes need their own.
+        tree = state_tree(planned.path) if changes else _out(["rev-parse", f"{planned.base}^{{tree}}"],
+                                                             planned.repo)
+        made_tree = attrs.evolve(planned, tree=tree)
         _journal_write(journal, made_tree)
         return made_tree
     except BaseException:
@@ -272,9 +275,10 @@ def inspect(wt: Worktree) -> Outcome:
     except (GitFailed, ValueError):
         commits = 0
     try:
-        # Work the worker committed is not "uncommitted"; what it inherited and left alone is not its work.
-        now = state_tree(wt.path)
-        changed = bool(wt.tree) and now != wt.tree and now != _out(["rev-parse", "HEAD^{tree}"], wt.path)
+        # Files as committed (a clean status) are not changes; nor is what it inherited and left alone.
+        # The status first: a clean worktree costs no hashing of its files.
+        dirty = bool(_out(["status", "--porcelain", "--untracked-files=all"], wt.path))
+        changed = dirty and bool(wt.tree) and state_tree(wt.path) != wt.tree
     except GitFailed:
         changed = True  # unreadable: keep it rather than lose work
     return Outcome(worktree=wt, kept=bool(commits or changed), commits=commits, changed=changed)
