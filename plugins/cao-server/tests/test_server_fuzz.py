@@ -125,7 +125,9 @@ def fuzzed_server(tmp_path_factory: pytest.TempPathFactory):
 
     home = tmp_path_factory.mktemp("fuzz-home")
     workdir = tmp_path_factory.mktemp("fuzz-project")
-    with private_tmux_socket() as tmux:
+    # A creation with use_worktree and no folder uses the server's own: never the repository under test.
+    with pytest.MonkeyPatch.context() as patch, private_tmux_socket() as tmux:
+        patch.chdir(workdir)
         # Plain mock agents: this kernel serves no MCP tools, so a profile asking for them is refused.
         kernel = build_kernel(home, tmux.socket_path, "tmux", "mock_cli", "inbox_sqlite", agents=("fuzzer",))
         kernel.register_plugin(AgentBudget(2 + AGENTS), name="fuzz-agent-budget")
