@@ -27,6 +27,7 @@ from cao_hookspecs import (
     CommandSpec,
     CreateTerminalRequest,
     DelegationResult,
+    HandoffJob,
     InboxStoreSpec,
     McpToolSpec,
     Message,
@@ -62,6 +63,7 @@ from .registry import Registry
 
 if TYPE_CHECKING:
     from .delivery import DeliveryEngine
+    from .handoff_results import HandoffJobs
     from .iopool import IoPool
     from .orchestration import Orchestration
     from .pools import WarmPools
@@ -134,6 +136,7 @@ class Kernel:
         self.orchestration: Orchestration | None = None
         self.prompts: PromptDesk | None = None
         self.pools: WarmPools | None = None
+        self.handoff_jobs: HandoffJobs | None = None
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -150,6 +153,7 @@ class Kernel:
             # The services load here, not with this module: commands that only read the registry
             # (``cao plugins``, ``cao doctor``) never start a kernel.
             from .delivery import DeliveryEngine
+            from .handoff_results import open_jobs
             from .inbox_limits import PendingCap
             from .iopool import DEFAULT_THREADS, IoPool
             from .orchestration import AssignWatch, Orchestration
@@ -165,6 +169,7 @@ class Kernel:
             backend = self._open_backend()
             # Opening a store touches the disk: keep it off the event loop thread.
             store = await io.run(self._open_inbox_store)
+            jobs = self.handoff_jobs = await io.run(open_jobs(self.home.db, self.settings, io))
             terminals = self.terminals = Terminals(
                 backend=backend, io=io, hooks=self.hooks, registry=self.registry,
                 load_profile=self.profiles.load, settings=self.settings, home=self.home,
@@ -185,7 +190,7 @@ class Kernel:
             orchestration = self.orchestration = Orchestration(
                 terminals=terminals, delivery=delivery, hooks=self.hooks, assigns=assigns,
                 load_profile=self.profiles.load, pending_cap=PendingCap.from_settings(self.settings),
-                prompts=prompts, pools=pools)
+                prompts=prompts, pools=pools, jobs=jobs)
             prompts.escalate = lambda worker, caller, text: orchestration.send_message(worker, caller, text)
             terminals.on_worktree_kept = orchestration.worktree_kept
             self._started = True
@@ -235,6 +240,9 @@ class Kernel:
             for task in late:
                 task.cancel()
         await self.orchestration.aclose()
+        if self.handoff_jobs is not None:
+            await self.handoff_jobs.aclose()
+            self.handoff_jobs = None
         if self.pools is not None:
             await self.pools.aclose()
         if self.prompts is not None:
@@ -364,12 +372,17 @@ class Kernel:
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
         call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
-        worktree_changes: bool = False,
+        worktree_changes: bool = False, job_id: str | None = None,
     ) -> DelegationResult:
         return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout,
                                                            call_id=call_id, model=model,
                                                            use_worktree=use_worktree,
-                                                           worktree_changes=worktree_changes)
+                                                           worktree_changes=worktree_changes, job_id=job_id)
+
+    async def get_handoff_result(self, job_id: str) -> HandoffJob:
+        await self._orchestration()
+        assert self.handoff_jobs is not None
+        return await self.handoff_jobs.get(job_id)
 
     async def verify_terminal_secret(self, terminal_id: str, secret: str | None) -> bool:
         """Whether ``secret`` proves ``terminal_id``'s identity (cao's MCP endpoint asks on every call

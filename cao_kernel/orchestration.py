@@ -40,6 +40,7 @@ from .inbox_limits import PendingCap
 
 if TYPE_CHECKING:
     from .delivery import DeliveryEngine
+    from .handoff_results import HandoffJobs
     from .hooks import Emit, Hooks
     from .live import LiveTerminal
     from .pools import WarmPools
@@ -139,6 +140,7 @@ class Orchestration:
     _pending_cap: PendingCap = attrs.field(factory=PendingCap)
     _prompts: PromptDesk | None = None
     _pools: WarmPools | None = None
+    _jobs: HandoffJobs | None = None
     _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
     # Finished handoffs' workers being removed after their answer went back; awaited at close.
     _dismissals: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
@@ -293,13 +295,14 @@ class Orchestration:
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
         call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
-        worktree_changes: bool = False,
+        worktree_changes: bool = False, job_id: str | None = None,
     ) -> DelegationResult:
         """Start a worker, give it the task, wait for its answer, remove it, return the answer.
 
         With a ``call_id``, the call survives its caller's connection and the kernel: a retry with the same
         id joins the running call, gets the answer of one that finished, or, in the next kernel, resumes
-        waiting on the same worker (typing its task only if it never went in).
+        waiting on the same worker (typing its task only if it never went in). With a ``job_id`` it runs
+        to its end whatever its caller does, its outcome stored under the id (``handoff_results``).
         """
         validate_message(message)
         if not 1 <= float(timeout) <= 3600:
@@ -309,15 +312,24 @@ class Orchestration:
                                     agent_profile=agent_profile, message=message, timeout=float(timeout),
                                     model=model or None, use_worktree=use_worktree,
                                     worktree_changes=worktree_changes)
+        if job_id is not None:
+            assert self._jobs is not None, "the kernel gives orchestration its handoff jobs"
+            return await self._jobs.run(job_id, agent_profile=agent_profile, caller_id=caller_id,
+                                        work=lambda worker: self._handoff_call(caller, request, call_id, worker))
+        return await self._handoff_call(caller, request, call_id)
+
+    async def _handoff_call(self, caller: LiveTerminal | None, request: DelegationRequest, call_id: str | None,
+                            on_worker: Callable[[str], object] | None = None) -> DelegationResult:
+        caller_id = request.caller_id
         if call_id is None:
-            return await self._handoff(caller, request, None)
+            return await self._handoff(caller, request, None, on_worker)
         key = f"{caller_id or ''}:{validate.call_id(call_id)}"
         running = self._calls.get(key)
         if running is None:
             finished = self._finished.get(key)
             if finished is not None:
                 return finished[1]
-            running = self._calls[key] = asyncio.ensure_future(self._handoff(caller, request, key))
+            running = self._calls[key] = asyncio.ensure_future(self._handoff(caller, request, key, on_worker))
             running.add_done_callback(lambda task: self._call_ended(key, task))
         # The caller going away (its connection dropped) must not stop the call its retry will join.
         return await asyncio.shield(running)
@@ -333,8 +345,8 @@ class Orchestration:
         while len(self._finished) > FINISHED_KEEP:
             del self._finished[next(iter(self._finished))]
 
-    async def _handoff(self, caller: LiveTerminal | None, request: DelegationRequest,
-                       key: str | None) -> DelegationResult:
+    async def _handoff(self, caller: LiveTerminal | None, request: DelegationRequest, key: str | None,
+                       on_worker: Callable[[str], object] | None = None) -> DelegationResult:
         request = self._hooks.before("cao_before_handoff", request)
         started = time.monotonic()
         mark = None if key is None else "handoff:" + key.split(":", 1)[1]
@@ -350,6 +362,8 @@ class Orchestration:
             worker = await self._start_worker(caller, request, wait_ready=True, extra=extra)
             self._hooks.after("cao_after_handoff_started", request=request, worker=worker)
             live = self._terminals.live(worker.id)
+        if on_worker is not None:
+            on_worker(live.id)
         task = request.message
         if live.provider is not None and live.provider.capabilities.handoff_banner and request.caller_id:
             task = f"{handoff_banner(request.caller_id)}\n\n{task}"

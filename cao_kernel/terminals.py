@@ -46,6 +46,7 @@ from .readiness import Gates, McpGate, connect_timeout, settle_override
 from .screen_watch import ScreenWatch
 from .signal_channel import NativeSignal, SignalChannel, answer_of, open_channel, report_of
 from .status import StatusTracker
+from .terminal_cap import TerminalCap
 from .timeline import Timelines
 
 if TYPE_CHECKING:
@@ -116,9 +117,11 @@ class Terminals:
     # Told when a removed terminal's git worktree was kept for the work in it (its caller hears of it).
     on_worktree_kept: Callable[[Terminal, Mapping[str, str], worktrees.Outcome], Any] | None = attrs.field(
         init=False, default=None)
+    _cap: TerminalCap = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self._settle = settle_override(self._settings)  # a bad value stops the start, named
+        self._cap = TerminalCap(self._settings)
         registry = self._registry
         self._gates = Gates(self._settings, lambda: registry.mcp_servers, lambda: registry.routes)
         self._watch = ScreenWatch(self._live, self.backend, self._io, self._hooks, self.timelines)
@@ -319,6 +322,18 @@ class Terminals:
     async def _create(self, request: CreateTerminalRequest, *, new_session: bool, wait_ready: bool,
                       extra: Mapping[str, str] | None = None,
                       requested: TimelineEvent | None = None) -> Terminal:
+        terminal_id = launching.new_terminal_id()
+        # Before anything else (hooks included): a full server refuses with nothing made.
+        self._cap.reserve(terminal_id, self._live)
+        try:
+            return await self._create_reserved(terminal_id, request, new_session=new_session,
+                                               wait_ready=wait_ready, extra=extra, requested=requested)
+        finally:
+            self._cap.release(terminal_id)
+
+    async def _create_reserved(self, terminal_id: str, request: CreateTerminalRequest, *, new_session: bool,
+                               wait_ready: bool, extra: Mapping[str, str] | None,
+                               requested: TimelineEvent | None) -> Terminal:
         request = self._hooks.before("cao_before_terminal_create", request)
         assert request.session_name is not None
         profile = self._load_profile(validate.profile_name(request.agent_profile))
@@ -329,7 +344,6 @@ class Terminals:
             raise InvalidInput(f"provider {provider.name!r} cannot choose its model: it runs its CLI's own "
                                f"default; leave 'model' out or pick a provider that takes one")
         extra_env = validate.env(request.env, allowed=self._allowed_env(profile))
-        terminal_id = launching.new_terminal_id()
         # Checked before anything is made: a folder outside git is refused with nothing created.
         planned = (await self._io.run(worktrees.plan, workdir, profile.name, terminal_id)
                    if request.use_worktree else None)

@@ -28,6 +28,7 @@ from cao_hookspecs import (
     AgentProfile,
     CreateTerminalRequest,
     DelegationResult,
+    HandoffJob,
     McpToolSpec,
     Message,
     OpenPrompt,
@@ -100,6 +101,7 @@ _FIELDS: dict[type, dict[str, dict[str, Any]]] = {
     PromptEvent: {"at": _TIME},
     TimelineEvent: {"at": _TIME},
     Activity: {"at": _TIME},
+    HandoffJob: {"created_at": _TIME, "updated_at": _TIME},
     Message: {
         "body": {"rename": "message"},
         "state": {"rename": "status"},

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal, TerminalStatus
 from cao_hookspecs.activity import ACTIVITY_KIND, MAX_ACTIVITY_BYTES
 from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
+from cao_hookspecs.handoff_jobs import JOB_ID_PATTERN, job_id_problem
 from cao_hookspecs.names import (
     BLANK_CHARS,
     CALL_ID_PATTERN,
@@ -161,6 +162,12 @@ WORKTREE_CHANGES = Param(
     "worktree_changes", type="boolean", default=False,
     description="with use_worktree: copy the uncommitted changes (staged, unstaged, untracked files) of "
                 "that checkout into the worktree",
+)
+JOB_ID = Param(
+    "job_id",
+    pattern=JOB_ID_PATTERN,
+    description="32 lowercase hex chosen by the caller: the handoff then runs to its end even if the caller "
+                "stops waiting, its outcome kept under this id for GET /handoff-results/{job_id}",
 )
 HANDOFF_TIMEOUT = Param(
     "timeout",
@@ -485,15 +492,20 @@ async def send_message(ctx: Context, call: Call) -> Any:
 async def handoff(ctx: Context, call: Call) -> Any:
     args = call.args
     caller = call.path.get("terminal_id", args.get("caller_id"))
+    job = {"job_id": args["job_id"]} if args.get("job_id") is not None else {}
     result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"],
                                       call_id=args.get("call_id"), model=args.get("model") or None,
-                                      **_worktree_args(args))
+                                      **_worktree_args(args), **job)
     return wire.delegation_json(result)
 
 
 def _worktree_args(args: dict[str, Any]) -> dict[str, bool]:
     # Passed only when asked for, so a kernel API without worktrees (an embedding app's) still serves.
     return {name: True for name in ("use_worktree", "worktree_changes") if args.get(name)}
+
+
+async def get_handoff_result(ctx: Context, call: Call) -> Any:
+    return to_json(await ctx.kernel.get_handoff_result(call.path["job_id"]))
 
 
 async def assign(ctx: Context, call: Call) -> Any:
@@ -635,7 +647,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "sessions",
         status=201,
         response=ref("Terminal"),
-        errors=(400, 403, 404, 409, 413, 422, 502, 504),
+        errors=(400, 403, 404, 409, 413, 422, 502, 504, 429),
         params=(
             AGENT_PROFILE,
             Param("session_name", description="name; 'cao-' is added when missing",
@@ -690,7 +702,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "sessions",
         status=201,
         response=ref("Terminal"),
-        errors=(400, 403, 404, 409, 413, 422, 502, 504),
+        errors=(400, 403, 404, 409, 413, 422, 502, 504, 429),
         params=(
             AGENT_PROFILE,
             PROVIDER,
@@ -1000,8 +1012,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         handoff,
         "orchestration",
         response=ref("DelegationResult"),
-        errors=(*ID_ERRORS, 400, 403, 413, 502, 504),
-        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID, MODEL, USE_WORKTREE, WORKTREE_CHANGES),
+        errors=(*ID_ERRORS, 400, 403, 413, 502, 504, 429),
+        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID, MODEL, USE_WORKTREE, WORKTREE_CHANGES,
+                JOB_ID),
     ),
     Endpoint(
         "POST",
@@ -1011,7 +1024,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         handoff,
         "orchestration",
         response=ref("DelegationResult"),
-        errors=(400, 403, 404, 413, 422, 502, 504),
+        errors=(400, 403, 404, 413, 422, 502, 504, 429),
         params=(
             Param("caller_id", pattern=ID_PATTERN, nullable=True, description="calling terminal, if any"),
             AGENT_PROFILE,
@@ -1021,7 +1034,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             MODEL,
             USE_WORKTREE,
             WORKTREE_CHANGES,
+            JOB_ID,
         ),
+    ),
+    Endpoint(
+        "GET",
+        "/handoff-results/{job_id}",
+        "get_handoff_result",
+        "The state and answer of a handoff started with a job id (kept CAO_HANDOFF_RESULT_DAYS days)",
+        get_handoff_result,
+        "orchestration",
+        response=ref("HandoffResult"),
+        errors=(404, 422),
     ),
     Endpoint(
         "POST",
@@ -1031,7 +1055,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         assign,
         "orchestration",
         response=ref("DelegationResult"),
-        errors=(*ID_ERRORS, 400, 403, 413),
+        errors=(*ID_ERRORS, 400, 403, 413, 429),
         params=(AGENT_PROFILE, MESSAGE, MODEL, USE_WORKTREE, WORKTREE_CHANGES),
     ),
     Endpoint(
@@ -1194,6 +1218,8 @@ def check_path(path: dict[str, str]) -> dict[str, str]:
         validation.session_name(path["session_name"])
     if "name" in path:
         validation.profile_name(path["name"])
+    if "job_id" in path and job_id_problem(path["job_id"]) is not None:
+        raise BadParameter(str(job_id_problem(path["job_id"])))
     return path
 
 

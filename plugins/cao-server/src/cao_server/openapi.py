@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from cao_hookspecs.handoff_jobs import JOB_ID_PATTERN
 from cao_hookspecs.names import PROFILE_NAME_RE, SESSION_ARG_RE, TERMINAL_ID_PATTERN, json_pattern
 
 from .schemas import SCHEMAS, ref
@@ -25,6 +26,7 @@ REASONS = {
     409: "Conflict with the target's state",
     413: "Message or request body too large",
     422: "Malformed parameter, terminal id or JSON body",
+    429: "Too many terminals: CAO_MAX_TERMINALS reached, nothing was created",
     501: "Not supported by this server's kernel",
     502: "The agent failed",
     504: "Timed out",
@@ -35,6 +37,7 @@ PATH_PARAMS = {
     "session_name": {"type": "string", "pattern": json_pattern(SESSION_ARG_RE)},
     "name": {"type": "string", "pattern": json_pattern(PROFILE_NAME_RE)},
     "message_id": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"},
+    "job_id": {"type": "string", "pattern": JOB_ID_PATTERN},
 }
 
 

@@ -253,6 +253,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "worktree_path": {"type": "string", "description": "the worker's git worktree (as the branch)"},
         },
     },
+    "HandoffResult": {
+        "type": "object",
+        "required": ["job_id", "state", "created_at", "updated_at"],
+        "properties": {
+            "job_id": STRING,
+            "state": {"type": "string", "enum": ["running", "completed", "error"]},
+            "terminal_id": _nullable(STRING),
+            "last_message": _nullable({"type": "string", "description": "the worker's answer (completed)"}),
+            "error_message": _nullable({"type": "string", "description": "why it failed (error)"}),
+            "created_at": TIME,
+            "updated_at": TIME,
+            "agent_profile": _nullable(STRING),
+            "caller_id": _nullable(STRING),
+        },
+    },
     "AgentProfile": {
         "type": "object",
         "required": ["name"],
