@@ -37,6 +37,8 @@ DEFAULT_KEEP_DAYS = 14.0
 INTERRUPTED = ("cao-server stopped before this handoff finished; its worker, if it had started, was left "
                "running in the caller's session (see `cao session list`)")
 
+# A job's work: given the function it calls with its worker's id once the worker exists.
+Work = Callable[[Callable[[str], object]], Awaitable[DelegationResult]]
 _COLUMNS = ("job_id", "state", "terminal_id", "last_message", "error_message", "created_at", "updated_at",
             "agent_profile", "caller_id")
 _SCHEMA = """
@@ -84,8 +86,9 @@ class HandoffResults:
             self._conn.executescript(_SCHEMA)
             now = time.time()
             # A job this file says is running belongs to a server that is gone.
-            self._conn.execute("UPDATE handoff_results SET state=?, error_message=?, updated_at=? WHERE state=?",
-                               (ERROR, INTERRUPTED, now, RUNNING))
+            self._conn.execute(
+                "UPDATE handoff_results SET state=?, error_message=?, updated_at=? WHERE state=?",
+                (ERROR, INTERRUPTED, now, RUNNING))
             self._prune(now)
 
     def start(self, job_id: str, *, agent_profile: str, caller_id: str | None) -> None:
@@ -93,10 +96,12 @@ class HandoffResults:
         with self._lock:
             try:
                 self._conn.execute(
-                    "INSERT INTO handoff_results (job_id, state, created_at, updated_at, agent_profile, caller_id)"
-                    " VALUES (?, ?, ?, ?, ?, ?)", (job_id, RUNNING, now, now, agent_profile, caller_id))
+                    "INSERT INTO handoff_results (job_id, state, created_at, updated_at, agent_profile,"
+                    " caller_id) VALUES (?, ?, ?, ?, ?, ?)",
+                    (job_id, RUNNING, now, now, agent_profile, caller_id))
             except sqlite3.IntegrityError:
                 raise Conflict(f"job id {job_id[:8]}... is already in use; choose a new one") from None
+            self._prune(now)
 
     def finish(self, job_id: str, result: DelegationResult) -> None:
         if result.success:
@@ -106,8 +111,9 @@ class HandoffResults:
 
     def worker(self, job_id: str, terminal_id: str) -> None:
         with self._lock:
-            self._conn.execute("UPDATE handoff_results SET terminal_id=?, updated_at=? WHERE job_id=? AND state=?",
-                               (terminal_id, time.time(), job_id, RUNNING))
+            self._conn.execute(
+                "UPDATE handoff_results SET terminal_id=?, updated_at=? WHERE job_id=? AND state=?",
+                (terminal_id, time.time(), job_id, RUNNING))
 
     def fail(self, job_id: str, text: str) -> None:
         self._end(job_id, ERROR, None, error_message=text)
@@ -149,7 +155,7 @@ class HandoffJobs:
         self._writes: set[asyncio.Future[None]] = set()
 
     async def run(self, job_id: str, *, agent_profile: str, caller_id: str | None,
-                  work: Callable[[Callable[[str], object]], Awaitable[DelegationResult]]) -> DelegationResult:
+                  work: Work) -> DelegationResult:
         """Run ``work(on_worker)`` as job ``job_id``; ``work`` calls ``on_worker`` with its worker's id."""
         problem = job_id_problem(job_id)
         if problem is not None:
@@ -161,8 +167,7 @@ class HandoffJobs:
         # The caller going away (an MCP client's time limit) must not stop the job it will read later.
         return await asyncio.shield(task)
 
-    async def _follow(self, job_id: str,
-                      work: Callable[[Callable[[str], object]], Awaitable[DelegationResult]]) -> DelegationResult:
+    async def _follow(self, job_id: str, work: Work) -> DelegationResult:
         def on_worker(terminal_id: str) -> None:
             # Written in the background: a reader learns which worker runs the job while it runs.
             worker = asyncio.ensure_future(self._io.run(self._store.worker, job_id, terminal_id))
@@ -178,7 +183,8 @@ class HandoffJobs:
             await self._io.run(self._store.fail, job_id, f"Handoff failed: {str(exc).splitlines()[0]}")
             raise
         except Exception:
-            await self._io.run(self._store.fail, job_id, "Handoff failed: an internal error (see the server log)")
+            await self._io.run(self._store.fail, job_id,
+                               "Handoff failed: an internal error (see the server log)")
             raise
         await asyncio.gather(*self._writes, return_exceptions=True)
         await self._io.run(self._store.finish, job_id, result)

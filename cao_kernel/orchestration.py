@@ -315,11 +315,12 @@ class Orchestration:
         if job_id is not None:
             assert self._jobs is not None, "the kernel gives orchestration its handoff jobs"
             return await self._jobs.run(job_id, agent_profile=agent_profile, caller_id=caller_id,
-                                        work=lambda worker: self._handoff_call(caller, request, call_id, worker))
+                                        work=lambda on_worker: self._handoff_call(caller, request, call_id,
+                                                                                  on_worker))
         return await self._handoff_call(caller, request, call_id)
 
-    async def _handoff_call(self, caller: LiveTerminal | None, request: DelegationRequest, call_id: str | None,
-                            on_worker: Callable[[str], object] | None = None) -> DelegationResult:
+    async def _handoff_call(self, caller: LiveTerminal | None, request: DelegationRequest,
+                            call_id: str | None, on_worker: Callable[[str], object] | None = None) -> DelegationResult:
         caller_id = request.caller_id
         if call_id is None:
             return await self._handoff(caller, request, None, on_worker)

@@ -141,7 +141,8 @@ def _named_commands(text: str) -> list[list[str]]:
     import shlex
 
     blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.S | re.M)
-    found = [line.strip() for block in blocks for line in block.splitlines() if line.strip().startswith("cao ")]
+    lines = [line.strip() for block in blocks for line in block.splitlines()]
+    found = [line for line in lines if line.startswith("cao ")]
     found += re.findall(r"`(cao [^`]+)`", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M))
     commands = []
     for line in found:

@@ -43,7 +43,8 @@ def answer(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     try:
         return json.loads(done.stdout)
     except ValueError:
-        raise AssertionError(f"exit {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}") from None
+        raise AssertionError(f"exit {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
+                             ) from None
 
 
 def job_of(done: subprocess.CompletedProcess[str]) -> str:

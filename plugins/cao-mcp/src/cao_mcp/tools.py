@@ -306,7 +306,8 @@ async def get_handoff_result(env: ToolEnv, job_id: str) -> ToolResult:
             return _failure(f"No handoff result found for job_id {job_id}: it was never started on this "
                             f"cao-server, or it is older than its keeping time")
         return _failure(f"Failed to retrieve handoff result: {_explain(env, exc)}")
-    return ToolResult({"success": True, **_fields(job, ("state", "terminal_id", "last_message", "error_message"))})
+    fields = _fields(job, ("state", "terminal_id", "last_message", "error_message"))
+    return ToolResult({"success": True, **fields})
 
 
 GET_HANDOFF_RESULT = BuiltinTool(

@@ -227,7 +227,8 @@ async def _worker_started(api: KernelAPI, job_id: str, running: Any) -> dict[str
         return {**_fields(result, ("success", "message", "terminal_id", "output")), "job_id": job_id}
     # The server keeps working once this client goes: the job is detached from its request.
     running.cancel()
-    return {"success": True, "pending": True, "job_id": job_id, "terminal_id": job.terminal_id if job else None,
+    return {"success": True, "pending": True, "job_id": job_id,
+            "terminal_id": job.terminal_id if job else None,
             "message": f"Handoff started; read its answer with `cao agent result {job_id}`"}
 
 
@@ -323,7 +324,8 @@ def cancel_cmd(terminal_id: str, delete_flag: bool, as_terminal: str | None, as_
         if caller is not None:
             if terminal_id == caller:
                 return {"success": False, "terminal_id": terminal_id,
-                        "error": f"terminal {terminal_id} is your own terminal; cancel only workers you started"}
+                        "error": f"terminal {terminal_id} is your own terminal; cancel only workers you "
+                                 "started"}
             target = await api.get_terminal(terminal_id)
             if target.caller_id != caller:
                 starter = f"terminal {target.caller_id}" if target.caller_id else "the user"
