@@ -81,7 +81,7 @@ def test_handoff_results_survive_a_restart_and_an_interrupted_job_says_so(spawn_
     assert cut.returncode == 1 and answer(cut)["state"] == "error"
     assert "stopped before this handoff finished" in answer(cut)["error_message"]
     # Upstream's route, behind the same token as every other.
-    with httpx.Client(base_url=second.url, trust_env=False) as http:
+    with httpx.Client(base_url=second.url, trust_env=False, timeout=30) as http:
         assert http.get(f"/handoff-results/{finished}").status_code == 401
         auth = {"Authorization": f"Bearer {read_token(cao_home)}"}
         got = http.get(f"/handoff-results/{finished}", headers=auth)
@@ -95,7 +95,7 @@ def test_handoff_results_survive_a_restart_and_an_interrupted_job_says_so(spawn_
 def test_agent_verbs_act_as_their_terminal_and_fail_clearly(spawn_server, cao_home, workdir):
     server = spawn_server("--port", "0")
     server.wait_ready()
-    with httpx.Client(base_url=server.url, trust_env=False,
+    with httpx.Client(base_url=server.url, trust_env=False, timeout=30,
                       headers={"Authorization": f"Bearer {read_token(cao_home)}"}) as http:
         made = http.post("/sessions", json={"agent_profile": "developer", "working_directory": workdir})
         assert made.status_code == 201, made.text

@@ -274,7 +274,8 @@ HANDOFF = BuiltinTool(
         "in `output` and removes the worker. Use it when you need the result before you can go on. For "
         "work that can run while you continue (or several tasks in parallel), use assign instead. On a "
         "timeout or a worker error the worker is kept and its `terminal_id` returned: inspect it, or "
-        "delete it with delete_terminal."
+        "delete it with delete_terminal. A worker still busy when this call has waited as long as it may "
+        "gives `pending: true` and a `job_id`: the worker goes on, and get_handoff_result reads its answer."
     ),
     params={
         "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
