@@ -29,8 +29,8 @@ async def test_a_long_handoff_answers_with_a_job_id_whose_result_is_read_later(o
             job_id = pending["job_id"]
             assert JOB.match(job_id) and f"get_handoff_result tool, job_id={job_id}" in pending["message"]
             full = await mcp.call(client, "assign", {"agent_profile": "developer", "message": "lint it"})
-            assert full.error and full.data["message"].startswith("Assignment failed: Terminal limit reached: 2 "
-                                                                  "live terminal(s)"), full.text
+            refusal = "Assignment failed: Terminal limit reached: 2 live terminal(s)"
+            assert full.error and full.data["message"].startswith(refusal), full.text
 
             async def finished() -> Any:
                 read = await mcp.call(client, "get_handoff_result", {"job_id": job_id})
