@@ -130,5 +130,9 @@ def test_agent_verbs_act_as_their_terminal_and_fail_clearly(spawn_server, cao_ho
     assert gone.returncode == 1 and worker in answer(gone)["error"]
     neither = agent(server, cao_home, "result", "xyz")
     assert neither.returncode == 2 and "neither a terminal id" in neither.stderr
-    later = agent(server, cao_home, "handoff", "developer", "x", "--model", "big")
-    assert later.returncode == 2 and "--model is not supported" in later.stderr
+    later = agent(server, cao_home, "handoff", "developer", "x", "--engine", "kas")
+    assert later.returncode == 2 and "--engine is not supported" in later.stderr
+    # --model reaches the kernel, which refuses it for a provider that cannot choose one.
+    modelled = agent(server, cao_home, "assign", "developer", "x", "--model", "big", "--json",
+                     terminal=supervisor)
+    assert modelled.returncode == 1 and "'mock_cli' cannot choose its model" in answer(modelled)["error"]

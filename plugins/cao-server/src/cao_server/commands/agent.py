@@ -61,6 +61,11 @@ def _unsupported(**given: Any) -> None:
             raise click.UsageError(f"--{flag.replace('_', '-')} is not supported by this cao")
 
 
+def _choices(model: str | None, use_worktree: bool) -> dict[str, Any]:
+    """The worker choices a verb passes on only when given (an older server's API takes none)."""
+    return {**({"model": model} if model else {}), **({"use_worktree": True} if use_worktree else {})}
+
+
 def _emit(result: dict[str, Any], as_json: bool) -> None:
     if as_json or not sys.stdout.isatty():
         click.echo(json.dumps(result, indent=2))
@@ -129,8 +134,9 @@ def agent() -> None:
 @click.argument("message")
 @click.option("--working-directory", default=None, hidden=True)
 @click.option("--engine", default=None, hidden=True)
-@click.option("--model", default=None, hidden=True)
-@click.option("--use-worktree", is_flag=True, default=False, hidden=True)
+@click.option("--model", default=None, help="Model the worker runs on (default: its profile's).")
+@click.option("--use-worktree", is_flag=True, default=False,
+              help="Run the worker in its own git worktree and branch made from your HEAD.")
 @click.option("--description", default=None, hidden=True)
 @_AS
 @_JSON
@@ -142,13 +148,12 @@ def assign_cmd(agent_profile: str, message: str, working_directory: str | None, 
     The worker gets the task with a line asking it to send its results back to your terminal; they
     arrive in your inbox. Delete it with `cao agent cancel --delete ID` when done.
     """
-    _unsupported(working_directory=working_directory, engine=engine, model=model, use_worktree=use_worktree,
-                 description=description)
+    _unsupported(working_directory=working_directory, engine=engine, description=description)
     caller = _caller(as_terminal, required="assign")
     assert caller is not None
 
     async def work(api: KernelAPI) -> dict[str, Any]:
-        result = await api.assign(caller, agent_profile, message)
+        result = await api.assign(caller, agent_profile, message, **_choices(model, use_worktree))
         return _fields(result, ("success", "terminal_id", "message"))
 
     _call(work, {"terminal_id": None}, as_json)
@@ -163,8 +168,9 @@ def assign_cmd(agent_profile: str, message: str, working_directory: str | None, 
               help="Return once the worker exists; read its answer later with `cao agent result JOB_ID`.")
 @click.option("--working-directory", default=None, hidden=True)
 @click.option("--engine", default=None, hidden=True)
-@click.option("--model", default=None, hidden=True)
-@click.option("--use-worktree", is_flag=True, default=False, hidden=True)
+@click.option("--model", default=None, help="Model the worker runs on (default: its profile's).")
+@click.option("--use-worktree", is_flag=True, default=False,
+              help="Run the worker in its own git worktree and branch made from your HEAD.")
 @click.option("--description", default=None, hidden=True)
 @_AS
 @_JSON
@@ -184,8 +190,7 @@ def handoff_cmd(agent_profile: str, message: str, timeout: int, no_wait: bool, w
     """
     import uuid
 
-    _unsupported(working_directory=working_directory, engine=engine, model=model, use_worktree=use_worktree,
-                 description=description)
+    _unsupported(working_directory=working_directory, engine=engine, description=description)
     caller = _caller(as_terminal, required=None)
     job_id = uuid.uuid4().hex
     click.echo(f"job_id: {job_id}", err=True)
@@ -194,7 +199,7 @@ def handoff_cmd(agent_profile: str, message: str, timeout: int, no_wait: bool, w
         import asyncio
 
         running = asyncio.ensure_future(api.handoff(caller, agent_profile, message, timeout=float(timeout),
-                                                    job_id=job_id))
+                                                    job_id=job_id, **_choices(model, use_worktree)))
         if not no_wait:
             result = await running
             return {**_fields(result, ("success", "message", "terminal_id", "output")), "job_id": job_id}
