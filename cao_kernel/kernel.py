@@ -498,6 +498,43 @@ class Kernel:
         """Install a profile from a name, a ``.md`` path or an https URL (``cao_kernel.profiles.install``)."""
         return await self.profiles.install(source, provider=provider, env=env, **options)
 
+    async def profile_source(self, name: str) -> str:
+        """The profile ``name`` as stored, placeholders unresolved (what an editor should start from)."""
+        return await asyncio.to_thread(self.profiles.source, name)
+
+    async def save_profile(self, name: str, text: str, *, replace: bool = False) -> None:
+        """Create (or, with ``replace``, overwrite) the local store's profile ``name`` from ``text``:
+        ``Conflict`` when creating a name it holds, ``NotFound`` when replacing one it does not."""
+        await asyncio.to_thread(self.profiles.save, name, text, replace=replace)
+
+    async def delete_profile(self, name: str) -> None:
+        """Remove the local store's profile ``name`` (``NotFound`` when it holds none)."""
+        await asyncio.to_thread(self.profiles.delete, name)
+
+    async def search_profiles(self, query: str, *, limit: int = 10) -> list[dict[str, Any]]:
+        """Loadable profiles ranked against the words of ``query`` (``cao_kernel.profiles.edit``)."""
+        from .profiles.edit import search_rows
+
+        return search_rows(await asyncio.to_thread(self.profiles.rows), query, limit)
+
+    def check_profile(self, text: str) -> list[dict[str, Any]]:
+        """What is wrong with profile ``text`` (``severity``, ``message``, ``path`` each); nothing written."""
+        from .profiles.edit import findings
+
+        return findings(text)
+
+    def profile_schema(self) -> dict[str, Any]:
+        """A JSON Schema of the profile frontmatter this kernel reads."""
+        from .profiles.edit import profile_schema
+
+        return profile_schema()
+
+    async def skill_content(self, name: str) -> str:
+        """The body of skill ``name``: the home's skills folder first, then cao's own skills."""
+        from .skill_text import skill_content
+
+        return await asyncio.to_thread(skill_content, self.home, name)
+
     def provider_dirs(self) -> dict[str, list[str]]:
         return self.registry.provider_dirs()
 

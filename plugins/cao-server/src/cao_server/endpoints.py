@@ -1223,4 +1223,10 @@ def check_path(path: dict[str, str]) -> dict[str, str]:
     return path
 
 
+# Upstream's further routes live in modules of their own (they import this one, hence the late import);
+# first, so their static paths come before the `{name}` routes that would otherwise take them.
+from .profile_routes import PROFILE_ENDPOINTS  # noqa: E402
+
+ENDPOINTS = (*PROFILE_ENDPOINTS, *ENDPOINTS)
+
 __all__ = ["Call", "Context", "ENDPOINTS", "Endpoint", "Reply", "check_path"]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 REASONS = {
     200: "OK",
     201: "Created",
+    204: "Done; no content",
     400: "Invalid input (a bad name, key or value; or a Host header not allowed)",
     401: "API token missing or wrong (the api-token file of the server's cao home)",
     403: "Refused: a cross-origin request, or a plugin vetoed the action",
@@ -38,6 +39,7 @@ PATH_PARAMS = {
     "name": {"type": "string", "pattern": json_pattern(PROFILE_NAME_RE)},
     "message_id": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"},
     "job_id": {"type": "string", "pattern": JOB_ID_PATTERN},
+    "skill": {"type": "string", "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$", "maxLength": 64},
 }
 
 
@@ -98,11 +100,11 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         statuses |= {403, 413, 422}
     if endpoint.params or path_params(endpoint.path):
         statuses.add(422)
+    answer: dict[str, Any] = {"description": REASONS.get(endpoint.status, "OK")}
+    if endpoint.status != 204:  # No Content has no body to describe
+        answer["content"] = {"application/json": {"schema": endpoint.response}}
     op["responses"] = {
-        str(endpoint.status): {
-            "description": REASONS.get(endpoint.status, "OK"),
-            "content": {"application/json": {"schema": endpoint.response}},
-        },
+        str(endpoint.status): answer,
         **{str(s): _error(s) for s in sorted(statuses)},
     }
     return op

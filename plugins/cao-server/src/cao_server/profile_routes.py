@@ -1,0 +1,132 @@
+"""Upstream's profile authoring routes, skills and settings reads: create, replace and delete profiles in
+the local store, read one as stored, validate a document, the frontmatter schema, search, a skill's
+guide, and the memory setting (cao has no memory feature).
+
+The kernel does the work through methods beyond ``KernelAPI`` (an in-process kernel has them); a kernel
+without one answers 501. The static paths are mounted ahead of ``/agents/profiles/{name}`` so it never
+takes ``search`` or ``schema`` for a profile name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cao_hookspecs.names import PROFILE_NAME_RE, json_pattern
+
+from .endpoints import Call, Context, Endpoint
+from .errors import NotSupported
+from .params import Param
+
+# Upstream's limit on a profile document (cao's own profile reader has the same one).
+MAX_PROFILE_BYTES = 256 * 1024
+SEARCH_LIMIT = 100
+
+CONTENT = Param("content", required=True, body_only=True, max_bytes=MAX_PROFILE_BYTES,
+                description="the whole profile: YAML frontmatter and Markdown body")
+NAME = Param("name", required=True, description="the profile's name (its file name in the local store)",
+             rule={"pattern": json_pattern(PROFILE_NAME_RE)})
+
+_FINDING = {"type": "object", "required": ["severity", "message"], "properties": {
+    "severity": {"type": "string", "enum": ["error", "warning"]}, "message": {"type": "string"},
+    "path": {"type": "string", "nullable": True}}}
+WRITE_RESULT = {"type": "object", "required": ["name", "warnings"], "properties": {
+    "name": {"type": "string"}, "warnings": {"type": "array", "items": _FINDING}}}
+VALIDATION = {"type": "object", "required": ["valid", "messages"], "properties": {
+    "valid": {"type": "boolean"}, "messages": {"type": "array", "items": _FINDING}}}
+NAMED_TEXT = {"type": "object", "required": ["name", "content"], "properties": {
+    "name": {"type": "string"}, "content": {"type": "string"}}}
+SEARCH_HIT = {"type": "object", "required": ["name", "coverage", "score"], "properties": {
+    "name": {"type": "string"}, "description": {"type": "string"},
+    "capabilities": {"type": "array", "items": {"type": "string"}},
+    "tags": {"type": "array", "items": {"type": "string"}}, "role": {"type": "string", "nullable": True},
+    "source": {"type": "string"}, "coverage": {"type": "integer"}, "score": {"type": "number"}}}
+MEMORY = {"type": "object", "required": ["enabled", "learning_enabled", "settings_readable"], "properties": {
+    "enabled": {"type": "boolean"}, "learning_enabled": {"type": "boolean"},
+    "settings_readable": {"type": "boolean"}}}
+
+
+def _method(ctx: Context, name: str) -> Any:
+    method = getattr(ctx.kernel, name, None)
+    if method is None:
+        raise NotSupported(f"this server's kernel does not support {name.replace('_', ' ')}")
+    return method
+
+
+async def create_profile(ctx: Context, call: Call) -> Any:
+    name = call.args["name"]
+    await _method(ctx, "save_profile")(name, call.args["content"], replace=False)
+    return {"name": name, "warnings": []}
+
+
+async def replace_profile(ctx: Context, call: Call) -> Any:
+    name = call.path["name"]
+    await _method(ctx, "save_profile")(name, call.args["content"], replace=True)
+    return {"name": name, "warnings": []}
+
+
+async def delete_profile(ctx: Context, call: Call) -> Any:
+    from starlette.responses import Response
+
+    await _method(ctx, "delete_profile")(call.path["name"])
+    return Response(status_code=204)
+
+
+async def profile_source(ctx: Context, call: Call) -> Any:
+    name = call.path["name"]
+    return {"name": name, "content": await _method(ctx, "profile_source")(name)}
+
+
+async def validate_profile(ctx: Context, call: Call) -> Any:
+    messages = _method(ctx, "check_profile")(call.args["content"])
+    return {"valid": not any(m["severity"] == "error" for m in messages), "messages": messages}
+
+
+async def profile_schema(ctx: Context, call: Call) -> Any:
+    return _method(ctx, "profile_schema")()
+
+
+async def search_profiles(ctx: Context, call: Call) -> Any:
+    return await _method(ctx, "search_profiles")(call.args["q"], limit=call.args["limit"])
+
+
+async def skill(ctx: Context, call: Call) -> Any:
+    name = call.path["skill"]
+    return {"name": name, "content": await _method(ctx, "skill_content")(name)}
+
+
+async def memory_settings(ctx: Context, call: Call) -> Any:
+    # cao keeps no memory between sessions: say so the way upstream does with its memory switched off.
+    return {"enabled": False, "learning_enabled": False, "settings_readable": True}
+
+
+P = "/agents/profiles"
+
+PROFILE_ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("GET", P + "/search", "search_profiles", "Loadable profiles ranked against free-text words "
+             "(name, description, capabilities, tags, role; never the prompt)", search_profiles, "profiles",
+             response={"type": "array", "items": SEARCH_HIT}, errors=(501,),
+             params=(Param("q", required=True, description="capability keywords, e.g. 'review python'"),
+                     Param("limit", type="integer", default=10, minimum=1, maximum=SEARCH_LIMIT,
+                           description="most results to answer"))),
+    Endpoint("GET", P + "/schema", "profile_schema", "JSON Schema of a profile's frontmatter", profile_schema,
+             "profiles", response={"type": "object"}, errors=(501,)),
+    Endpoint("POST", P + "/validate", "validate_profile", "Check a profile document; writes nothing",
+             validate_profile, "profiles", response=VALIDATION, errors=(501,), params=(CONTENT,)),
+    Endpoint("POST", P, "create_profile", "Create a profile in the local store from its document",
+             create_profile, "profiles", status=201, response=WRITE_RESULT, errors=(409, 501),
+             params=(NAME, CONTENT)),
+    Endpoint("PUT", P + "/{name}", "replace_profile", "Replace a profile of the local store (never creates)",
+             replace_profile, "profiles", response=WRITE_RESULT, errors=(404, 501), params=(CONTENT,)),
+    Endpoint("DELETE", P + "/{name}", "delete_profile", "Delete a profile of the local store",
+             delete_profile, "profiles", status=204, response={"type": "object"}, errors=(404, 501)),
+    Endpoint("GET", P + "/{name}/source", "profile_source", "A profile's document as stored, ${VAR} "
+             "placeholders unresolved (what an editor should start from)", profile_source, "profiles",
+             response=NAMED_TEXT, errors=(404, 501)),
+    Endpoint("GET", "/skills/{skill}", "get_skill", "A skill's guide (Markdown body): the cao home's skills "
+             "folder first, then cao's own skills", skill, "profiles", response=NAMED_TEXT,
+             errors=(404, 501)),
+    Endpoint("GET", "/settings/memory", "memory_settings", "Whether memory is on: never, cao keeps none",
+             memory_settings, "server", response=MEMORY),
+)
+
+__all__ = ["PROFILE_ENDPOINTS"]
