@@ -535,6 +535,35 @@ class Kernel:
 
         return await asyncio.to_thread(skill_content, self.home, name)
 
+    # -- terminal labels beyond KernelAPI (upstream's description, group and metadata) --------------
+
+    async def terminal_labels(self, terminal_id: str | None = None) -> dict[str, Any]:
+        """One terminal's ``description``, ``group`` and ``metadata`` (``NotFound`` for an unknown
+        terminal), or with no id every live terminal's, by id."""
+        from .terminal_labels import TerminalLabels
+
+        terminals = await self._terminals()
+        labels = TerminalLabels(self.home)
+        if terminal_id is None:
+            live = {t.id for t in terminals.live_terminals()}
+            stored = await asyncio.to_thread(labels.read)
+            return {tid: entry for tid, entry in stored.items() if tid in live}
+        await terminals.get_terminal(terminal_id)
+        return await asyncio.to_thread(labels.get, terminal_id)
+
+    async def set_terminal_label(self, terminal_id: str, field: str, value: Any) -> dict[str, Any]:
+        """Replace one label of a live terminal (``None`` clears it); answers the terminal's labels."""
+        from .terminal_labels import TerminalLabels
+
+        terminals = await self._terminals()
+        await terminals.get_terminal(terminal_id)
+        live = {t.id for t in terminals.live_terminals()}
+        return await asyncio.to_thread(TerminalLabels(self.home).set, terminal_id, field, value, live)
+
+    async def live_terminals(self) -> list[Terminal]:
+        """Every terminal of every session, oldest first."""
+        return (await self._terminals()).live_terminals()
+
     def provider_dirs(self) -> dict[str, list[str]]:
         return self.registry.provider_dirs()
 

@@ -641,6 +641,10 @@ class Terminals:
                 if all(live.tracker.failed_for_good for live in terminals)]
         return held + lost
 
+    def live_terminals(self) -> list[Terminal]:
+        """Every terminal this kernel runs, in every session, oldest first."""
+        return sorted((live.terminal() for live in self._live.values()), key=lambda t: t.created_at)
+
     async def list_terminals(self, session_name: str) -> list[Terminal]:
         name = validate.session_name(session_name)
         return sorted(

@@ -192,7 +192,9 @@ async def _with_reports(kernel: Any, terminals: list[Terminal]) -> list[dict[str
             report = None
         return wire.terminal_json(terminal, report)
 
-    return list(await asyncio.gather(*(one(t) for t in terminals)))
+    from .terminal_routes import with_labels
+
+    return await with_labels(kernel, list(await asyncio.gather(*(one(t) for t in terminals))))
 
 
 async def _queue_initial(
@@ -290,6 +292,9 @@ async def get_terminal(ctx: Context, call: Call) -> Any:
     terminal_id = call.path["terminal_id"]
     terminal = await ctx.kernel.get_terminal(terminal_id)
     data = wire.terminal_json(terminal, await ctx.kernel.get_status(terminal_id))
+    from .terminal_routes import with_labels
+
+    await with_labels(ctx.kernel, [data])
     delivery = await _initial_delivery(ctx, terminal_id)
     if delivery is not None:
         data["initial_delivery"] = delivery
@@ -1226,7 +1231,8 @@ def check_path(path: dict[str, str]) -> dict[str, str]:
 # Upstream's further routes live in modules of their own (they import this one, hence the late import);
 # first, so their static paths come before the `{name}` routes that would otherwise take them.
 from .profile_routes import PROFILE_ENDPOINTS  # noqa: E402
+from .terminal_routes import TERMINAL_ENDPOINTS  # noqa: E402
 
-ENDPOINTS = (*PROFILE_ENDPOINTS, *ENDPOINTS)
+ENDPOINTS = (*PROFILE_ENDPOINTS, *TERMINAL_ENDPOINTS, *ENDPOINTS)
 
 __all__ = ["Call", "Context", "ENDPOINTS", "Endpoint", "Reply", "check_path"]

@@ -130,6 +130,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "worktree_path": {"type": "string", "description": "its git worktree folder (use_worktree)"},
             "tmux_session": STRING,
             "tmux_window": STRING,
+            "description": _nullable({**STRING, "maxLength": 64}),
+            "group": _nullable({"type": "array", "items": {**STRING, "maxLength": 128}, "maxItems": 16}),
+            "metadata": _nullable({"type": "object"}),
             "initial_delivery": {
                 "type": "object",
                 "description": "for a terminal created with an initial message: pending, delivered or failed",
