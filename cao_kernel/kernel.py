@@ -119,8 +119,12 @@ class Kernel:
         self.describe_plugin = self.loader.describe
         self.hooks = Hooks(self.pm, describe=self.loader.describe)
         registry = self.registry = Registry(self.hooks)
-        self.profiles = ProfileCatalog(self.home, registry.provider_dirs, lambda: set(registry.providers),
-                                       self.settings)
+        from .dir_settings import DirSettings
+
+        # The providers' agent folders as the folder settings move, add to or switch them off.
+        self.dir_settings = DirSettings(self.home, registry.provider_dirs)
+        self.profiles = ProfileCatalog(self.home, self.dir_settings.profile_dirs,
+                                       lambda: set(registry.providers), self.settings)
         self._explicit: dict[str, PluginRecord] = {}
         self._started = False
         self.pm.register(builtins, name=BUILTIN_PLUGIN)
@@ -533,7 +537,25 @@ class Kernel:
         """The body of skill ``name``: the home's skills folder first, then cao's own skills."""
         from .skill_text import skill_content
 
-        return await asyncio.to_thread(skill_content, self.home, name)
+        extra = self.dir_settings.skill_dirs()["extra_dirs"]
+        return await asyncio.to_thread(skill_content, self.home, name, extra)
+
+    def agent_dirs(self) -> dict[str, Any]:
+        """Upstream's agent folder settings: ``agent_dirs``, ``extra_dirs``, ``disabled_dirs``."""
+        return self.dir_settings.agent_dirs()
+
+    def set_agent_dirs(self, agent_dirs: Any = None, extra_dirs: Any = None, disabled_dirs: Any = None
+                       ) -> dict[str, Any]:
+        """Change the agent folder settings (``None`` leaves a part alone); ``InvalidInput`` names a bad
+        path, an unknown provider or a folder that is not configured, and nothing is written then."""
+        return self.dir_settings.set_agent_dirs(agent_dirs, extra_dirs, disabled_dirs)
+
+    def skill_dirs(self) -> dict[str, Any]:
+        """The home's skills folder and the extra skill folders."""
+        return self.dir_settings.skill_dirs()
+
+    def set_skill_dirs(self, extra_dirs: Any = None) -> dict[str, Any]:
+        return self.dir_settings.set_skill_dirs(extra_dirs)
 
     # -- terminal labels beyond KernelAPI (upstream's description, group and metadata) --------------
 

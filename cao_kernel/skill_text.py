@@ -1,9 +1,11 @@
 """A skill's guide by name, for ``GET /skills/{name}``: the user's skills folder in the cao home first
-(``<home>/skills/<name>/SKILL.md``), then the skills shipped with cao (``cao_kernel/skills``)."""
+(``<home>/skills/<name>/SKILL.md``), then the extra skill folders of the settings, then the skills
+shipped with cao (``cao_kernel/skills``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .errors import InvalidInput, NotFound
@@ -18,8 +20,9 @@ MAX_SKILL_BYTES = 1024 * 1024
 _FRONTMATTER_RE = re.compile(r"\A---\r?\n.*?\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
-def skill_content(home: CaoHome, name: str) -> str:
-    """The Markdown body of skill ``name`` (its frontmatter left out).
+def skill_content(home: CaoHome, name: str, extra_dirs: Iterable[str] = ()) -> str:
+    """The Markdown body of skill ``name`` (its frontmatter left out), from the home's skills folder,
+    then ``extra_dirs``, then cao's own skills.
 
     :raises InvalidInput: a name that is not lowercase letters, digits and single hyphens (64 at most).
     :raises NotFound: no folder holds it.
@@ -29,7 +32,7 @@ def skill_content(home: CaoHome, name: str) -> str:
 
     if len(name) > MAX_SKILL_NAME or not SKILL_NAME_RE.match(name):
         raise InvalidInput(f"invalid skill name {name!r}: use lowercase letters, digits and single hyphens")
-    for root in (home.skills, Path(str(files("cao_kernel") / "skills"))):
+    for root in (home.skills, *map(Path, extra_dirs), Path(str(files("cao_kernel") / "skills"))):
         path = root / name / "SKILL.md"
         try:
             with open(path, "rb") as fh:

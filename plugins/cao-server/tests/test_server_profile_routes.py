@@ -149,3 +149,50 @@ def test_any_name_is_stored_inside_the_store_or_refused(api, cao_home, name):
     written = [p for p in cao_home.rglob("*.md") if "agent-store" in p.parts]
     assert {p.name for p in written} <= {"x.md"}
     assert all(p.parent == cao_home / "agent-store" for p in written)
+
+
+def test_agent_dirs_are_kept_checked_and_honoured(api, cao_home, tmp_path):
+    extra = tmp_path / "team-profiles"
+    extra.mkdir()
+    (extra / "teamlead.md").write_text(doc("teamlead", "leads the team", "planning"))
+    shown = api.get("/settings/agent-dirs").json()
+    assert shown["extra_dirs"] == [] and shown["disabled_dirs"] == []
+    assert api.get("/agents/profiles/teamlead").status_code == 404
+
+    saved = api.post("/settings/agent-dirs", json={"extra_dirs": [str(extra) + "/"]})
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["extra_dirs"] == [str(extra)]
+    assert api.get("/agents/profiles/teamlead").json()["description"] == "leads the team"
+    assert "teamlead" in {p["name"] for p in api.get("/agents/profiles").json()}
+
+    off = api.post("/settings/agent-dirs", json={"disabled_dirs": [str(extra)]})
+    assert off.json()["disabled_dirs"] == [str(extra)]
+    assert api.get("/agents/profiles/teamlead").status_code == 404
+    api.post("/settings/agent-dirs", json={"disabled_dirs": []})
+    assert api.get("/agents/profiles/teamlead").status_code == 200
+
+    before = (cao_home / "dirs.json").read_text()
+    for body in ({"extra_dirs": ["relative/path"]}, {"extra_dirs": [str(tmp_path / "missing")]},
+                 {"extra_dirs": ["/tmp/a\nb"]}, {"disabled_dirs": ["/not/configured"]},
+                 {"agent_dirs": {"no_such_provider": "/tmp"}},
+                 {"extra_dirs": [str(extra)], "disabled_dirs": ["/not/configured"]}):
+        refused = api.post("/settings/agent-dirs", json=body)
+        assert refused.status_code == 400, (body, refused.text)
+    assert api.post("/settings/agent-dirs", json={"extra_dirs": "a,b"}).status_code == 422
+    assert (cao_home / "dirs.json").read_text() == before  # nothing half-saved
+
+
+def test_skill_dirs_are_kept_and_searched(api, cao_home, tmp_path):
+    folder = tmp_path / "skills"
+    (folder / "team-guide").mkdir(parents=True)
+    guide = "---\nname: team-guide\ndescription: d\n---\nHow we work\n"
+    (folder / "team-guide" / "SKILL.md").write_text(guide)
+    empty = {"skills_dir": str(cao_home / "skills"), "extra_dirs": []}
+    assert api.get("/settings/skill-dirs").json() == empty
+    assert api.get("/skills/team-guide").status_code == 404
+    saved = api.post("/settings/skill-dirs", json={"extra_dirs": [str(folder)]}).json()
+    assert saved["extra_dirs"] == [str(folder)]
+    assert api.get("/skills/team-guide").json()["content"] == "How we work\n"
+    for bad in ("nope", "/", str(tmp_path / "missing")):
+        assert api.post("/settings/skill-dirs", json={"extra_dirs": [bad]}).status_code == 400
+    assert api.get("/settings/skill-dirs").json()["extra_dirs"] == [str(folder)]

@@ -40,6 +40,15 @@ SEARCH_HIT = {"type": "object", "required": ["name", "coverage", "score"], "prop
     "capabilities": {"type": "array", "items": {"type": "string"}},
     "tags": {"type": "array", "items": {"type": "string"}}, "role": {"type": "string", "nullable": True},
     "source": {"type": "string"}, "coverage": {"type": "integer"}, "score": {"type": "number"}}}
+_PATHS = {"type": "array", "items": {"type": "string"}}
+AGENT_DIRS = {"type": "object", "required": ["agent_dirs", "extra_dirs", "disabled_dirs"], "properties": {
+    "agent_dirs": {"type": "object", "additionalProperties": {"type": "string"}},
+    "extra_dirs": _PATHS, "disabled_dirs": _PATHS}}
+SKILL_DIRS = {"type": "object", "required": ["skills_dir", "extra_dirs"], "properties": {
+    "skills_dir": {"type": "string"}, "extra_dirs": _PATHS}}
+_DIR_RULE = {"maxItems": 64, "items": {"type": "string", "minLength": 1, "maxLength": 4096}}
+EXTRA_DIRS = Param("extra_dirs", type="list", body_only=True, strict=True, rule=_DIR_RULE,
+                   description="extra folders (absolute or ~, existing), replacing the list; null: unchanged")
 MEMORY = {"type": "object", "required": ["enabled", "learning_enabled", "settings_readable"], "properties": {
     "enabled": {"type": "boolean"}, "learning_enabled": {"type": "boolean"},
     "settings_readable": {"type": "boolean"}}}
@@ -94,6 +103,28 @@ async def skill(ctx: Context, call: Call) -> Any:
     return {"name": name, "content": await _method(ctx, "skill_content")(name)}
 
 
+async def get_agent_dirs(ctx: Context, call: Call) -> Any:
+    return _method(ctx, "agent_dirs")()
+
+
+async def set_agent_dirs(ctx: Context, call: Call) -> Any:
+    import asyncio
+
+    args = call.args
+    return await asyncio.to_thread(_method(ctx, "set_agent_dirs"), args["agent_dirs"], args["extra_dirs"],
+                                   args["disabled_dirs"])
+
+
+async def get_skill_dirs(ctx: Context, call: Call) -> Any:
+    return _method(ctx, "skill_dirs")()
+
+
+async def set_skill_dirs(ctx: Context, call: Call) -> Any:
+    import asyncio
+
+    return await asyncio.to_thread(_method(ctx, "set_skill_dirs"), call.args["extra_dirs"])
+
+
 async def memory_settings(ctx: Context, call: Call) -> Any:
     # cao keeps no memory between sessions: say so the way upstream does with its memory switched off.
     return {"enabled": False, "learning_enabled": False, "settings_readable": True}
@@ -125,6 +156,22 @@ PROFILE_ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/skills/{skill}", "get_skill", "A skill's guide (Markdown body): the cao home's skills "
              "folder first, then cao's own skills", skill, "profiles", response=NAMED_TEXT,
              errors=(404, 501)),
+    Endpoint("GET", "/settings/agent-dirs", "get_agent_dirs", "Where profiles are looked for: each "
+             "provider's folder, extra folders, folders switched off", get_agent_dirs, "server",
+             response=AGENT_DIRS, errors=(501,)),
+    Endpoint("POST", "/settings/agent-dirs", "set_agent_dirs", "Move a provider's agent folder, set the "
+             "extra folders or the folders switched off (each part optional; all checked before any is "
+             "saved)",
+             set_agent_dirs, "server", response=AGENT_DIRS, errors=(501,),
+             params=(Param("agent_dirs", type="map", body_only=True,
+                           description="provider name -> its agent folder (absolute or ~)"),
+                     EXTRA_DIRS,
+                     Param("disabled_dirs", type="list", body_only=True, strict=True, rule=_DIR_RULE,
+                           description="configured folders to skip, replacing the list"))),
+    Endpoint("GET", "/settings/skill-dirs", "get_skill_dirs", "The cao home's skills folder and the extra "
+             "skill folders", get_skill_dirs, "server", response=SKILL_DIRS, errors=(501,)),
+    Endpoint("POST", "/settings/skill-dirs", "set_skill_dirs", "Set the extra skill folders", set_skill_dirs,
+             "server", response=SKILL_DIRS, errors=(501,), params=(EXTRA_DIRS,)),
     Endpoint("GET", "/settings/memory", "memory_settings", "Whether memory is on: never, cao keeps none",
              memory_settings, "server", response=MEMORY),
 )
