@@ -135,6 +135,8 @@ def test_skills_and_memory_setting(api, cao_home):
     for bad in ("Upper", "a_b", "..", "-x"):
         assert api.get(f"/skills/{bad}").status_code in (400, 404), bad
     assert api.get("/skills/Upper").status_code == 400
+    oauth = api.get("/.well-known/oauth-protected-resource")
+    assert oauth.status_code == 404 and "API token" in oauth.json()["detail"]
     assert api.get("/settings/memory").json() == {
         "enabled": False, "learning_enabled": False, "settings_readable": True}
 

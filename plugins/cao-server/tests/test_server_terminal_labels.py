@@ -99,6 +99,14 @@ def test_output_range_reads_bytes_of_the_scrollback(api, make_terminal):
     assert missing.status_code == 404
 
 
+def test_memory_context_is_empty_text(api, make_terminal):
+    tid = make_terminal()["id"]
+    answer = api.get(f"/terminals/{tid}/memory-context")
+    assert answer.status_code == 200 and answer.text == ""
+    assert answer.headers["content-type"].startswith("text/plain")
+    assert api.get(f"/terminals/{MISSING_ID}/memory-context").status_code == 404
+
+
 def test_labels_survive_a_server_restart(tmux, cao_home, workdir):
     from cao_testkit.kernels import build_kernel
     from cao_testkit.openapi import ApiClient

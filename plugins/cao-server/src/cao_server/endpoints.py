@@ -93,6 +93,8 @@ class Endpoint:
     status: int = 200
     response: dict[str, Any] = dataclasses.field(default_factory=lambda: ref("Success"))
     errors: tuple[int, ...] = ()
+    #: What a success answers with, for the document (a handler returning text returns a ``Response``).
+    media_type: str = "application/json"
 
 
 # The steps an MCP client may report with its connection, as Unix times (see KernelAPI.mcp_connected).

@@ -102,7 +102,7 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         statuses.add(422)
     answer: dict[str, Any] = {"description": REASONS.get(endpoint.status, "OK")}
     if endpoint.status != 204:  # No Content has no body to describe
-        answer["content"] = {"application/json": {"schema": endpoint.response}}
+        answer["content"] = {endpoint.media_type: {"schema": endpoint.response}}
     op["responses"] = {
         str(endpoint.status): answer,
         **{str(s): _error(s) for s in sorted(statuses)},

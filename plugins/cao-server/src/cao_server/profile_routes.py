@@ -1,6 +1,7 @@
 """Upstream's profile authoring routes, skills and settings reads: create, replace and delete profiles in
 the local store, read one as stored, validate a document, the frontmatter schema, search, a skill's
-guide, and the memory setting (cao has no memory feature).
+guide, the agent and skill folder settings, the memory setting (cao has no memory feature) and OAuth
+discovery (cao has no OAuth server: it answers as upstream does with none configured).
 
 The kernel does the work through methods beyond ``KernelAPI`` (an in-process kernel has them); a kernel
 without one answers 501. The static paths are mounted ahead of ``/agents/profiles/{name}`` so it never
@@ -130,6 +131,13 @@ async def memory_settings(ctx: Context, call: Call) -> Any:
     return {"enabled": False, "learning_enabled": False, "settings_readable": True}
 
 
+async def oauth_resource(ctx: Context, call: Call) -> Any:
+    from cao_hookspecs import NotFound
+
+    raise NotFound("no OAuth authorization server is configured: cao-server takes its API token as a bearer "
+                   "token (the api-token file of its cao home)")
+
+
 P = "/agents/profiles"
 
 PROFILE_ENDPOINTS: tuple[Endpoint, ...] = (
@@ -172,6 +180,9 @@ PROFILE_ENDPOINTS: tuple[Endpoint, ...] = (
              "skill folders", get_skill_dirs, "server", response=SKILL_DIRS, errors=(501,)),
     Endpoint("POST", "/settings/skill-dirs", "set_skill_dirs", "Set the extra skill folders", set_skill_dirs,
              "server", response=SKILL_DIRS, errors=(501,), params=(EXTRA_DIRS,)),
+    Endpoint("GET", "/.well-known/oauth-protected-resource", "oauth_protected_resource",
+             "OAuth discovery (RFC 9728): always 404, cao has no OAuth server", oauth_resource, "server",
+             response={"type": "object"}, errors=(404,)),
     Endpoint("GET", "/settings/memory", "memory_settings", "Whether memory is on: never, cao keeps none",
              memory_settings, "server", response=MEMORY),
 )

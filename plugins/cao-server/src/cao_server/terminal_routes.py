@@ -111,7 +111,18 @@ async def output_range(ctx: Context, call: Call) -> Any:
             "data": data.decode("utf-8", errors="replace")}
 
 
+async def memory_context(ctx: Context, call: Call) -> Any:
+    from starlette.responses import PlainTextResponse
+
+    # cao keeps no memory between sessions: the context is empty, as upstream's is with none stored.
+    await ctx.kernel.get_terminal(call.path["terminal_id"])
+    return PlainTextResponse("")
+
+
 TERMINAL_ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("GET", T + "/memory-context", "memory_context", "The terminal's memory context as text: always "
+             "empty, cao keeps no memory", memory_context, "terminals", response={"type": "string"},
+             errors=ID_ERRORS, media_type="text/plain"),
     Endpoint("PATCH", T + "/description", "set_description",
              "Replace a terminal's description (one line, at most 64 characters; null clears it)",
              _label_route("description"), "terminals",
