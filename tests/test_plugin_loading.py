@@ -101,7 +101,8 @@ def test_good_plugins_load_and_broken_ones_are_isolated():
 def test_partial_registration_is_rolled_back():
     # badargs' first hook (cao_after_message_queued) is accepted before its second is rejected.
     state, _ = inspect_kernel(("badargs", "typo"))
-    assert state["impls"]["cao_after_message_queued"] == []
+    # (Installed plugins may observe that hook too; none of the fixture's may be left.)
+    assert not [name for name in state["impls"]["cao_after_message_queued"] if "fixture" in name]
     assert state["modules"] == ["cao_fixture_badargs", "cao_fixture_typo"]
 
 
