@@ -1,0 +1,1 @@
+"""cao provider for Aider (entry point ``aider`` in group ``cao``)."""
