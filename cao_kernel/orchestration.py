@@ -35,7 +35,7 @@ from cao_hookspecs.names import MAX_ANSWER_CHARS
 
 from . import validate, worktrees
 from .delivery import sender_suffix, validate_message
-from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout, Vetoed
+from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, NotSupported, Timeout, Vetoed
 from .inbox_limits import PendingCap
 
 if TYPE_CHECKING:
@@ -213,6 +213,7 @@ class Orchestration:
                                     use_worktree=use_worktree, worktree_changes=worktree_changes)
         request = self._hooks.before("cao_before_assign", request)
         worker = await self._start_worker(caller, request, wait_ready=False)
+        await self._check_can_reply(worker)
         self._hooks.after("cao_after_assign_started", request=request, worker=worker)
         task = _with_suffix(request.message, assign_suffix(caller_id))
         queued = await self._delivery.enqueue(MessageDraft(
@@ -231,6 +232,22 @@ class Orchestration:
                      f"{_worktree_line(worker)}"),
             worktree_branch=worker.worktree_branch, worktree_path=worker.worktree_path,
         )
+
+    async def _check_can_reply(self, worker: Terminal) -> None:
+        """Refuse an assign whose worker could never send its results back (a CLI without an MCP client):
+        the worker is removed before its task is queued."""
+        live = self._terminals.get(worker.id)
+        provider = live.provider if live is not None else None
+        if provider is None or provider.capabilities.mcp_client:
+            return
+        try:
+            await self._terminals.delete_terminal(worker.id)
+        except CaoError:
+            pass
+        raise NotSupported(
+            f"profile {worker.agent_profile!r} runs on {provider.name}, which has no MCP client: an assigned "
+            f"worker there could never call send_message to return its results. Use handoff instead (cao "
+            f"reads the worker's answer back itself), or a profile on a provider with MCP")
 
     async def _watch_assign(self, worker: Terminal, request: DelegationRequest, message_id: int) -> None:
         """Report an assigned worker to its caller if it fails to start, or later stops for good (its

@@ -385,7 +385,8 @@ class Terminals:
         except Exception as exc:
             raise InvalidInput(f"provider {provider.name!r} cannot launch profile {profile.name!r}: {exc}") from exc
         # After the launch: a CLI that is missing is the first thing to say; nothing is written before.
-        gate_plan = self._gates.plan(profile)
+        # A CLI without an MCP client never reports in: nothing to wait for.
+        gate_plan = self._gates.plan(profile) if provider.capabilities.mcp_client else None
         await self._io.run(launching.write_runtime_files, runtime_dir, plan.files)
         if planned is not None:
             try:

@@ -370,3 +370,36 @@ async def test_hook_cao_register_mcp_servers(make_kernel: Any, register_plugin: 
     for entry in seen.values():
         assert entry["env"]["CAO_TERMINAL_ID"] == terminal.id
         assert entry["env"]["CAO_OWN_ADDRESS"] == "127.0.0.1:7" and "CAO_OWN_UNSET" not in entry["env"]
+
+
+class WithoutMcpClient:
+    """The mock agent registered again as a CLI that has no MCP client (Aider)."""
+
+    def __init__(self, kernel: Any) -> None:
+        import attrs
+
+        mock = kernel.provider("mock_cli")
+        self.spec = attrs.evolve(mock, name="mock_no_mcp",
+                                 capabilities=attrs.evolve(mock.capabilities, mcp_client=False))
+
+    @hookimpl
+    def cao_register_providers(self) -> list[Any]:
+        return [self.spec]
+
+
+async def test_a_cli_without_mcp_client_is_not_gated_and_cannot_be_assigned(
+        gated: Any, register_plugin: Any, workdir: str) -> None:
+    """Nothing ever reports in for a CLI without an MCP client: it starts without waiting, and an assign
+    to it is refused (its worker could never send results back), leaving no worker behind."""
+    from cao_kernel.errors import NotSupported
+
+    kernel = gated(timeout="30")
+    with register_plugin(kernel, WithoutMcpClient(kernel), name="no_mcp"):
+        kernel.add_profile(AgentProfile(name="leaf", provider="mock_no_mcp", mcp_servers=CAO_MCP))
+        async with kernel:
+            leaf = await asyncio.wait_for(kernel.create_session(CreateTerminalRequest(
+                agent_profile="leaf", session_name="g8", working_directory=workdir)), 10)
+            assert leaf.provider == "mock_no_mcp"
+            with pytest.raises(NotSupported, match="no MCP client.*handoff"):
+                await kernel.assign(leaf.id, "leaf", "Count the files.")
+            assert [t.id for t in await kernel.list_terminals("g8")] == [leaf.id]

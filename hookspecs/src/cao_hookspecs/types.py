@@ -138,6 +138,11 @@ class ProviderCapabilities:
     - ``takes_model``: the launch passes ``LaunchContext.model`` to the CLI, so a launch, handoff or
       assign may choose the model; where it is false such a request is refused (400) rather than
       silently run on the CLI's own default.
+    - ``mcp_client``: the CLI can call MCP servers. False (Aider) means its agents can never call cao's
+      tools: the MCP readiness gate does not wait for a connection that never comes (a profile's cao
+      entry is left out by the provider), and the kernel refuses to ``assign`` to it, since an assigned
+      worker must call ``send_message`` to return its results; ``handoff`` still works (the kernel reads
+      the answer back itself).
     """
 
     accepts_input_while_busy: bool = False
@@ -146,6 +151,7 @@ class ProviderCapabilities:
     enter_count: int = 1
     submit_delay: float = 0.0
     mcp_settle: float = 0.0
+    mcp_client: bool = True
     uncertain_delivery: str = attrs.field(default="retype",
                                           validator=attrs.validators.in_(("retype", "report")))
     takes_model: bool = False

@@ -33,6 +33,8 @@ LONG_ANSWER = "Findings:\n\n- the build script has no clean step\n- two tests ar
 # Aider renders the markdown it gets: list items become bullets.
 LONG_SHOWN = "Findings:\n\n • the build script has no clean step\n • two tests are slow\n\nAdd the clean step first."
 SHELL_ANSWER = "Run this to create it:\n\n```bash\ntouch notes.txt\n```"
+# ... and draws a fenced block without its fences.
+SHELL_SHOWN = "Run this to create it:\n\n\ntouch notes.txt"
 PROFILE = AgentProfile(name="recorder", model=MODEL, system_prompt="You answer briefly.")
 
 
@@ -104,9 +106,11 @@ def record_question(world: World) -> None:
     answer_each_option(
         _fresh_terminal(world, (220, 50)), _ask_to_run, read_prompt,
         name="waiting_user_answer", note="question before running a shell command from the answer",
-        outcomes={1: Outcome(ready, "completed", note="ran it (it printed nothing to add to the chat)"),
-                  2: Outcome(ready, "completed", note="declined"),
-                  3: Outcome(ready, "completed", note="declined, not asked again")})
+        outcomes={1: Outcome(ready, "completed", note="ran it (it printed nothing to add to the chat)",
+                             last_message=SHELL_SHOWN),
+                  2: Outcome(ready, "completed", note="declined", last_message=SHELL_SHOWN),
+                  3: Outcome(ready, "completed", note="declined, not asked again",
+                             last_message=SHELL_SHOWN)})
 
 
 def record_question_small(world: World) -> None:

@@ -12,5 +12,5 @@ class TestConformance(ProviderConformance):
     entry_point = "aider"
     provider_name = "aider"
     screens_dir = Path(__file__).parent / "screens"
-    # TODO: rows copied from the real CLI's recorded processing screens (a spinner, a running tool).
-    busy_lines = ("· Working… (ctrl+c to interrupt)",)
+    # Copied from the recorded processing screen: Aider's spinner while the model has not answered.
+    busy_lines = ("   ░█      Waiting for openai/scripted",)

@@ -88,18 +88,20 @@ def _detect(text: str) -> StatusReport:
     bottom = rows[-1]
     if QUESTION.match(bottom):
         return _report(TerminalStatus.WAITING_USER_ANSWER, f"question waiting for an answer: {bottom.strip()}")
+    # The spinner is erased when the answer comes, so one in the last turn means the turn runs.
+    user = last_index(rows, _USER.match)
+    busy = next((row for row in rows[user or 0:] if _BUSY.search(row)), None)
+    if busy is not None:
+        return _report(TerminalStatus.PROCESSING, f"spinner: {busy.strip()}")
     if not _at_prompt(rows):
-        user = last_index(rows, _USER.match)
-        busy = next((row for row in rows[user or 0:] if _BUSY.search(row)), None)
-        if busy is not None:
-            return _report(TerminalStatus.PROCESSING, f"spinner: {busy.strip()}")
         tail = "\n".join(rows[-12:])
         for name, pattern in FATAL:
             if pattern.search(tail):
                 return _report(TerminalStatus.ERROR, f"Aider stopped: {name}")
         if user is not None:
             # Sent (or typed) and the prompt not back: the answer is on its way.
-            return _report(TerminalStatus.PROCESSING, f"no prompt after {_USER.match(rows[user]).group('text').strip()[:40]!r}")
+            about = _USER.match(rows[user]).group("text").strip()[:40]
+            return _report(TerminalStatus.PROCESSING, f"no prompt after {about!r}")
         return _report(TerminalStatus.UNKNOWN, "no prompt at the bottom of the screen")
     user = last_index(rows[:-1], _USER.match)
     turn = _answer_rows(rows[user + 1:_last_rule(rows)] if user is not None else rows[:_last_rule(rows)])
@@ -143,6 +145,8 @@ def extract_last_message(text: str) -> str:
     rows = screen_rows(text)
     if not _at_prompt(rows):
         raise ValueError("the prompt is not back: the turn has not finished")
+    if any(_BUSY.search(row) for row in rows[last_index(rows, _USER.match) or 0:]):
+        raise ValueError("a turn is still running")
     user = last_index(rows[:-1], _USER.match)
     if user is None:
         raise ValueError("no message was sent")
