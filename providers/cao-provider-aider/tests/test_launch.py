@@ -1,65 +1,66 @@
-"""The launch plan built from agent profiles: program, flags, files the kernel writes, and refusals."""
+"""The launch plan built from a profile: Aider's flags, files in the runtime folder, refusals by name."""
 
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
 
 from cao_hookspecs import AgentProfile, LaunchContext, Terminal
-from cao_provider_aider.launch import BINARY, BINARY_ENV, launch, model_endpoint
-
-TERMINAL = Terminal(id="0a1b2c3d", name="coder-1a2b", session_name="cao-test",
-                    provider="aider", agent_profile="coder")
+from cao_provider_aider.launch import launch, model_endpoint
 
 
-def context(tmp_path: Path, **fields) -> LaunchContext:
-    fields.setdefault("profile", AgentProfile(name="coder"))
-    return LaunchContext(terminal=TERMINAL, working_directory=str(tmp_path), runtime_dir=str(tmp_path / "rt"),
+def _program(tmp_path):
+    program = tmp_path / "aider"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    return str(program)
+
+
+def _ctx(tmp_path, **fields) -> LaunchContext:
+    profile = fields.pop("profile", AgentProfile(name="dev", system_prompt="Be brief."))
+    fields.setdefault("env", {"CAO_AIDER_BIN": _program(tmp_path)})
+    return LaunchContext(terminal=Terminal(id="t1", name="dev", session_name="s", provider="aider",
+                                           agent_profile="dev", working_directory=str(tmp_path)),
+                         profile=profile, working_directory=str(tmp_path), runtime_dir=str(tmp_path / "rt"),
                          **fields)
 
 
-@pytest.fixture(autouse=True)
-def cli_on_path(cli_bin, monkeypatch):
-    monkeypatch.delenv(BINARY_ENV, raising=False)
-    monkeypatch.setenv("PATH", str(cli_bin))
+def test_the_profile_becomes_flags_and_files(tmp_path):
+    plan = launch(_ctx(tmp_path, model="openai/scripted"))
+    argv = list(plan.argv)
+    assert argv[0] == str(tmp_path / "aider")
+    for flag in ("--no-check-update", "--no-show-release-notes", "--no-analytics", "--no-gitignore",
+                 "--no-auto-commits", "--no-detect-urls", "--no-git"):
+        assert flag in argv
+    assert argv[argv.index("--read") + 1] == str(tmp_path / "rt" / "system-prompt.md")
+    assert plan.files["system-prompt.md"] == "Be brief.\n"
+    assert "openai/scripted" in json.loads(plan.files["model-metadata.json"])
+    assert "--yes-always" not in argv and "--notifications-command" not in argv
 
 
-def test_bare_profile_runs_the_program_from_path(tmp_path, cli_bin):
-    plan = launch(context(tmp_path))
-    assert plan.argv == (str(cli_bin / BINARY),)
-    assert dict(plan.files) == {}
+def test_yolo_answers_every_question_and_reports_turn_ends(tmp_path):
+    env = {"CAO_AIDER_BIN": _program(tmp_path), "CAO_SIGNAL_COMMAND": json.dumps(["/bin/sig", "t1"])}
+    argv = list(launch(_ctx(tmp_path, yolo=True, env=env)).argv)
+    assert "--yes-always" in argv
+    assert argv[argv.index("--notifications-command") + 1] == "/bin/sig t1 turn_end"
 
 
-def test_model_system_prompt_and_mcp_servers(tmp_path):
-    env = {"CAO_TERMINAL_ID": TERMINAL.id, "CAO_SERVER_URL": "http://127.0.0.1:9"}
-    servers = {"cao-mcp-server": {"command": "cao-mcp-server", "args": [], "env": env}}
-    profile = AgentProfile(name="coder", system_prompt="  You review code.\n")
-    plan = launch(context(tmp_path, profile=profile, model="small-1", mcp_servers=servers))
-    runtime = tmp_path / "rt"
-    assert plan.argv[1:] == ("--model", "small-1", "--system-prompt-file", str(runtime / "system-prompt.md"),
-                             "--mcp-config", str(runtime / "mcp.json"))
-    assert plan.files["system-prompt.md"] == "You review code.\n"
-    assert json.loads(plan.files["mcp.json"]) == {"mcpServers": servers}
+def test_allowed_tools_switch_off_shell_and_edits_and_refuse_the_rest(tmp_path):
+    argv = list(launch(_ctx(tmp_path, allowed_tools=("fs_read",))).argv)
+    assert "--no-suggest-shell-commands" in argv and argv[argv.index("--chat-mode") + 1] == "ask"
+    with pytest.raises(ValueError, match="allowedTools.*web_fetch"):
+        launch(_ctx(tmp_path, allowed_tools=("web_fetch",)))
 
 
-def test_the_binary_variable_names_another_program(tmp_path, cli_bin, monkeypatch):
-    monkeypatch.setenv(BINARY_ENV, str(cli_bin / BINARY))
-    monkeypatch.setenv("PATH", "")
-    assert launch(context(tmp_path)).argv[0] == str(cli_bin / BINARY)
-    monkeypatch.setenv(BINARY_ENV, str(tmp_path / "missing"))
-    with pytest.raises(ValueError, match=f"{BINARY_ENV}=.*is not an executable file"):
-        launch(context(tmp_path))
+def test_mcp_servers_other_than_caos_are_refused(tmp_path):
+    cao = {"cao": {"command": "cao-mcp-server", "env": {}}}
+    assert "cao" not in " ".join(launch(_ctx(tmp_path, mcp_servers=cao, cao_servers=("cao",))).argv)
+    with pytest.raises(ValueError, match="no MCP client.*'github'"):
+        launch(_ctx(tmp_path, mcp_servers={"github": {"command": "gh-mcp"}}))
 
 
-def test_a_missing_program_is_refused_with_the_install_hint(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(ValueError, match=re.escape(f"'{BINARY}' is not on PATH: install")):
-        launch(context(tmp_path))
-
-
-def test_model_endpoint_reads_the_environment_only():
-    assert model_endpoint({"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080"}) == "http://127.0.0.1:8080"
+def test_the_model_endpoint_comes_from_the_environment():
+    assert model_endpoint({"OPENAI_API_BASE": "http://127.0.0.1:9/v1"}) == "http://127.0.0.1:9/v1"
+    assert model_endpoint({"OPENAI_API_KEY": "k"}) == "https://api.openai.com/v1"
     assert model_endpoint({}) is None

@@ -1,71 +1,68 @@
-"""The CLI started by the kernel in real tmux, against a scripted model server.
-
-TODO (real CLI): these run the stand-in program; once ``cli_bin`` installs the real CLI, mark them
-``live_cli`` and keep what they check: start-up dialogs answered, exact answers, questions, errors,
-and a start-up failure reported at once with the CLI's last screen.
-"""
+"""The real Aider, run by the kernel in real tmux, against a scripted Chat Completions server."""
 
 from __future__ import annotations
 
 import pytest
 
-from cao_hookspecs import CreateTerminalRequest, TerminalStatus
-from cao_kernel.errors import AgentFailed
-from cao_testkit.models import call_tool, fail, reply
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
+from cao_testkit.live_terminal import failed_start, start_idle
+from cao_testkit.models import fail, think
 
-pytestmark = [pytest.mark.tmux]
+from .conftest import MODEL
 
+pytestmark = [pytest.mark.live_cli, pytest.mark.tmux, pytest.mark.slow, pytest.mark.timeout(90)]
 
-async def test_start_answers_the_trust_dialog_and_a_turn_ends_with_the_exact_answer(live, workdir):
-    live.script.add(reply("The answer is 42."))
-    async with live.kernel() as kernel:
-        term = await live.start_session(kernel, workdir, system_prompt="You answer briefly.")
-        assert term.status == TerminalStatus.IDLE
-        # Answered by the kernel with the keys of dialogs.py.
-        assert "Trust this folder? [y] Yes" in await kernel.get_output(term.id, "full")
-
-        await kernel.send_input(term.id, "What is the answer?")
-        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=15)
-        assert await kernel.get_output(term.id, "last") == "The answer is 42."
-        (turn,) = live.server.turns()
-        assert turn.conversation.last_user_text == "What is the answer?"
-        assert "You answer briefly." in turn.conversation.system
-        live.script.assert_done()
+CAO_MCP = {"cao-mcp-server": {"type": "stdio", "command": "cao-mcp-server", "args": []}}
 
 
-async def test_a_tool_question_is_answered_by_option_then_the_turn_completes(live, workdir):
-    live.script.add(call_tool("run_command", {"command": "touch notes.txt"}), reply("Created notes.txt."))
-    async with live.kernel() as kernel:
-        term = await live.start_session(kernel, workdir)
-        await kernel.send_input(term.id, "Create a notes file.")
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.WAITING_USER_ANSWER}, timeout=15)
-        assert "Allow run_command?" in report.evidence
-        # The kernel reads the prompt (prompts.py) and presses option 1's keys; it returns once the
-        # prompt has left the screen.
-        event = await kernel.answer_prompt(term.id, option=1)
-        prompt = event.prompt.prompt
-        assert (prompt.tool, dict(prompt.arguments)) == ("run_command", {"command": "touch notes.txt"})
-        assert prompt.option(1).label == "Yes"
-        await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=15)
-        assert await kernel.get_output(term.id, "last") == "Created notes.txt."
-        live.script.assert_done()
+def _profile(kernel, name="developer", **fields):
+    fields.setdefault("system_prompt", "You are a careful developer.")
+    fields.setdefault("model", MODEL)
+    kernel.add_profile(AgentProfile(name=name, provider="aider", **fields))
+    return kernel
 
 
-async def test_a_model_error_is_reported_with_its_message(live, workdir):
-    live.script.add(fail(529, "Overloaded", kind="overloaded_error"))
-    async with live.kernel() as kernel:
-        term = await live.start_session(kernel, workdir)
-        await kernel.send_input(term.id, "Please fail.")
-        report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=15)
-        assert "529 overloaded_error: Overloaded" in report.evidence
+async def test_a_yolo_turn_ends_on_the_notification_with_the_exact_answer(make_kernel, workdir, live_sandbox,
+                                                                          model_server):
+    model_server.script.add(think(1.0, "The build passes."))
+    async with _profile(make_kernel()) as kernel:
+        term = await kernel.create_session(CreateTerminalRequest(
+            agent_profile="developer", working_directory=workdir, yolo=True))
+        await kernel.wait_for_status(term.id, {TerminalStatus.IDLE}, timeout=30)
+        await kernel.send_input(term.id, "Run the build and report.")
+        report = await kernel.wait_for_status(term.id, {TerminalStatus.COMPLETED}, timeout=20)
+        assert await kernel.get_output(term.id, "last") == "The build passes."
+        assert "turn_end" in report.evidence or "answer" in report.evidence
+        # The request carried what the user typed, and the profile's prompt as a read-only file.
+        [turn] = model_server.turns()
+        assert turn.conversation.last_user_text.startswith("Run the build and report.")
+        assert "You are a careful developer." in str(turn.conversation)
+        # Aider wrote no files of its own into the user's project.
+        assert not list(__import__("pathlib").Path(workdir).glob(".aider*"))
 
 
-async def test_a_cli_that_refuses_to_start_fails_at_once_with_its_screen(live, workdir):
-    # An option the program does not know: it prints a usage error and exits.
-    async with live.kernel() as kernel:
-        kernel.add_profile(live.profile(model="--bad"))
-        with pytest.raises(AgentFailed) as failure:
-            await kernel.create_session(CreateTerminalRequest(
-                agent_profile="coder", working_directory=workdir))
-    message = str(failure.value)
-    assert "last screen" in message and "argument --model: expected one argument" in message
+async def test_a_handoff_to_aider_returns_its_answer_and_a_model_error_is_an_error(
+        make_kernel, workdir, live_sandbox, model_server):
+    """Aider as a worker: its profile names cao's MCP server, which Aider cannot use; the kernel does not
+    wait for it, types the task, and reads the answer back."""
+    model_server.script.add("Three files.", fail(400, "scripted bad request"))
+    async with _profile(make_kernel(), name="worker", mcp_servers=CAO_MCP) as kernel:
+        result = await kernel.handoff(None, "worker", "Count the files.", timeout=40)
+        assert result.success, result.message
+        assert result.output == "Three files."
+
+        term = await start_idle(kernel, workdir, "worker", within=30)
+        await kernel.send_input(term.id, "Again.")
+        report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=20)
+        assert "BadRequestError" in report.evidence and "scripted bad request" in report.evidence
+
+
+async def test_a_refused_start_is_an_error_within_two_seconds_of_its_screen(make_kernel, workdir,
+                                                                              live_sandbox, tmux_socket):
+    # A model that looks like a flag: Aider's argument parser refuses it at start.
+    async with _profile(make_kernel(), name="broken", model="--bad") as kernel:
+        failed = await failed_start(kernel, workdir, "broken", tmux_socket=tmux_socket,
+                                    sign="expected one argument")
+    if failed.seen_at is not None:
+        assert failed.raised_at - failed.seen_at < 2.0
+    assert "expected one argument" in failed.message and "--- last screen ---" in failed.message

@@ -1,5 +1,5 @@
-"""The ``aider`` provider record: how cao launches Aider
-and reads its screen and prompts."""
+"""The ``aider`` provider record: how cao launches Aider and reads its screen, its questions and its
+turn-end notification. Aider has no MCP client: it can be handed a task and answer, never call cao."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from . import launch, screen
 from .dialogs import STARTUP_DIALOGS
 from .launch import model_endpoint
 from .prompts import read_prompt
+from .signals import native_signal
 
 __all__ = ["NAME", "TESTED_VERSIONS", "provider"]
 
 NAME = "aider"
-#: CLI versions whose screens are recorded under tests/screens/<version>/ (the conformance kit checks
-#: that the two agree). TODO: the real CLI's versions; 0.1.0 is the stand-in program's.
+#: aider-chat releases whose screens are recorded under tests/screens/<version>/ and pass the live tests.
 TESTED_VERSIONS = ("0.86.2",)
 
 
@@ -23,16 +23,17 @@ def provider() -> ProviderSpec:
     """The provider record registered by this distribution's plugin."""
     return provider_spec(
         NAME, launch, screen,
-        description="Aider",
-        # TODO: the command that makes the CLI quit.
+        description="Aider, the AI pair programmer (aider-chat on PyPI); a worker only, it has no MCP client",
         exit_command="/exit",
-        # TODO: how the CLI takes a pasted message. One Enter right after the paste submits it here;
-        # some CLIs need a second Enter or a short delay, some queue messages typed while busy.
+        # One Enter after a bracketed paste submits it. No MCP client: cao neither waits for one nor
+        # assigns to it (a worker that cannot call send_message could never return its results). With
+        # yolo its notification command reports each turn's end.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          native_status=True, mcp_client=False, uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
+        native_signal=native_signal,
         # The text still at the prompt after cao typed a message: cao presses Enter again when its message
         # sits there unsent.
         pending_input=screen.pending_input,
