@@ -29,9 +29,11 @@ from cao_testkit.recording import Recording, World, at_size, pypi
 from cao_testkit.steps import Outcome, answer_each_option, failed_turn, held_turn
 
 MODEL = "openai/scripted"
-LONG_ANSWER = "Findings:\n\n- the build script has no clean step\n- two tests are slow\n\nAdd the clean step first."
+LONG_ANSWER = ("Findings:\n\n- the build script has no clean step\n- two tests are slow\n\n"
+               "Add the clean step first.")
 # Aider renders the markdown it gets: list items become bullets.
-LONG_SHOWN = "Findings:\n\n • the build script has no clean step\n • two tests are slow\n\nAdd the clean step first."
+LONG_SHOWN = ("Findings:\n\n • the build script has no clean step\n • two tests are slow\n\n"
+              "Add the clean step first.")
 SHELL_ANSWER = "Run this to create it:\n\n```bash\ntouch notes.txt\n```"
 # ... and draws a fenced block without its fences.
 SHELL_SHOWN = "Run this to create it:\n\n\ntouch notes.txt"
@@ -47,9 +49,11 @@ def _rows(screen: str) -> list[str]:
 
 
 def ready(screen: str) -> bool:
-    """The prompt is back: an empty ``>`` (``diff>`` in another edit format) under a full-width rule (and the read-only files' row)."""
+    """The prompt is back: an empty ``>`` (``diff>`` in another edit format) under a full-width rule
+    (and the read-only files' row)."""
     rows = _rows(screen)
-    return len(rows) >= 2 and re.fullmatch(r"[a-z-]*>", rows[-1]) is not None and any(row.startswith("────") for row in rows[-5:-1])
+    return (len(rows) >= 2 and re.fullmatch(r"[a-z-]*>", rows[-1]) is not None
+            and any(row.startswith("────") for row in rows[-5:-1]))
 
 
 def busy(screen: str) -> bool:

@@ -42,10 +42,11 @@ async def test_a_yolo_turn_ends_on_the_notification_with_the_exact_answer(make_k
 
 
 async def test_a_handoff_to_aider_returns_its_answer_and_a_model_error_is_an_error(
-        make_kernel, workdir, live_sandbox, model_server):
+        make_kernel, workdir, live_sandbox, model_server, monkeypatch):
     """Aider as a worker: its profile names cao's MCP server, which Aider cannot use; the kernel does not
     wait for it, types the task, and reads the answer back."""
     model_server.script.add("Three files.", fail(400, "scripted bad request"))
+    monkeypatch.chdir(workdir)  # a handoff with no caller starts its worker here
     async with _profile(make_kernel(), name="worker", mcp_servers=CAO_MCP) as kernel:
         result = await kernel.handoff(None, "worker", "Count the files.", timeout=40)
         assert result.success, result.message

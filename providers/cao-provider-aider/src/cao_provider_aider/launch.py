@@ -38,6 +38,7 @@ from pathlib import Path
 
 from cao_hookspecs import LaunchContext, LaunchPlan
 from cao_hookspecs.allowed_tools import read_allowed_tools
+from cao_hookspecs.mcp_entry import is_cao_mcp_entry
 from cao_hookspecs.programs import find_program
 from cao_hookspecs.signals import signal_command
 from cao_launch_core.environment import environment
@@ -101,7 +102,9 @@ def launch(ctx: LaunchContext) -> LaunchPlan:
 
 
 def _check_mcp_servers(ctx: LaunchContext) -> None:
-    others = sorted(name for name in ctx.mcp_servers if name not in ctx.cao_servers)
+    # cao's entry is known by the kernel's records, or by its command where no MCP plugin is loaded.
+    others = sorted(name for name, entry in ctx.mcp_servers.items()
+                    if name not in ctx.cao_servers and not is_cao_mcp_entry(dict(entry or {})))
     if others:
         raise ValueError(f"mcpServers: Aider has no MCP client, so the profile's servers {others} cannot be "
                          "given to it; remove them (cao's own server entry is accepted and left out)")
@@ -136,7 +139,8 @@ def model_metadata(model: str) -> str:
     """litellm's description of ``model`` for ``--model-metadata-file``: Aider reads it before it would
     download litellm's whole price list to find the model's context window."""
     provider = model.split("/", 1)[0] if "/" in model else "openai"
-    entry = {"max_input_tokens": CONTEXT_TOKENS, "max_tokens": OUTPUT_TOKENS, "max_output_tokens": OUTPUT_TOKENS,
+    entry = {"max_input_tokens": CONTEXT_TOKENS, "max_tokens": OUTPUT_TOKENS,
+             "max_output_tokens": OUTPUT_TOKENS,
              "input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "litellm_provider": provider,
              "mode": "chat"}
     return json.dumps({model: entry}, indent=2) + "\n"

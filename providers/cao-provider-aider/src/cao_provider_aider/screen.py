@@ -87,7 +87,7 @@ def _detect(text: str) -> StatusReport:
         return _report(TerminalStatus.UNKNOWN, "blank screen")
     bottom = rows[-1]
     if QUESTION.match(bottom):
-        return _report(TerminalStatus.WAITING_USER_ANSWER, f"question waiting for an answer: {bottom.strip()}")
+        return _report(TerminalStatus.WAITING_USER_ANSWER, f"question waiting for an answer: {bottom}")
     # The spinner is erased when the answer comes, so one in the last turn means the turn runs.
     user = last_index(rows, _USER.match)
     busy = next((row for row in rows[user or 0:] if _BUSY.search(row)), None)
