@@ -25,18 +25,19 @@ def provider() -> ProviderSpec:
         NAME, launch, screen,
         description="Aider, the AI pair programmer (aider-chat on PyPI); a worker only, it has no MCP client",
         exit_command="/exit",
-        # One Enter after a bracketed paste submits it. No MCP client: cao neither waits for one nor
-        # assigns to it (a worker that cannot call send_message could never return its results). With
-        # yolo its notification command reports each turn's end.
+        # One Enter after a bracketed paste submits it. No MCP client: cao does not wait for one, and
+        # relays an assigned task's answer itself (the worker cannot call send_message). With yolo its
+        # notification command reports each turn's end.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0,
                                           native_status=True, mcp_client=False, uncertain_delivery="retype"),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
         native_signal=native_signal,
-        # The text still at the prompt after cao typed a message: cao presses Enter again when its message
-        # sits there unsent.
-        pending_input=screen.pending_input,
+        # No pending_input: a sent message stays on Aider's prompt row, so the screen cannot tell it from
+        # an unsent one. Aider loads litellm on its first request (seconds with nothing new drawn); cao
+        # then pressed Enter twice more, and an Enter waiting in the terminal answers Aider's next
+        # question with its default. Aider's Enter always submits a paste, so nothing is lost.
         # The prompt a waiting screen shows, with each option's keys: cao shows it, answers it by option
         # and lets policies answer it.
         read_prompt=read_prompt,

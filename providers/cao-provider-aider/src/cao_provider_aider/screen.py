@@ -28,7 +28,7 @@ from cao_screen_core.reports import read_safely
 from cao_screen_core.reports import report as _report
 from cao_screen_core.rows import last_index
 
-__all__ = ["QUESTION", "detect_status", "extract_last_message", "pending_input", "screen_rows"]
+__all__ = ["QUESTION", "detect_status", "extract_last_message", "screen_rows"]
 
 # The prompt names the edit format when it is not the model's own (``diff>``, ``ask>``, ``architect>``).
 _PROMPT = re.compile(r"^(?:[a-z-]+)?>(?: (?P<typed>.*))?$")
@@ -39,8 +39,17 @@ _USAGE = re.compile(r"^Tokens: \S+ sent, \S+ received\.")
 #: A question waiting for its answer: ``Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:``.
 QUESTION = re.compile(r"^(?P<question>\S.*?\?) (?P<options>\(\w\)[^\[\]]*?(?:/\(\w\)[^\[\]/]*)+) "
                       r"\[(?:Yes|No|\w+)\]: ?$")
-# litellm's exception names (``litellm.BadRequestError: ...``, ``litellm.APIConnectionError: ...``).
-_TURN_ERROR = re.compile(r"^litellm\.(?P<kind>\w+(?:Error|Exception)): (?P<text>.*)$")
+# litellm's exception names (``litellm.BadRequestError: ...``, ``litellm.APIConnectionError: ...``). The
+# spinner's thread can leave a piece of itself in front (``  ░litellm.BadRequestError: ...``, captured
+# from 0.86.2 when the error came before the spinner was wiped), so symbols may precede the name.
+_TURN_ERROR = re.compile(r"^[^\w]*litellm\.(?P<kind>\w+(?:Error|Exception)): (?P<text>.*)$")
+# What Aider prints about its repository map before the answer, inside a git repository: the first scan
+# (``Initial repo scan ...`` and tqdm's ``Scanning repo:`` bar, drawn over itself, other notices running
+# into it), files in git but not on disk, a tags cache it cannot use. Strings of aider/repomap.py.
+_REPO_MAP = re.compile(r"^(?:Initial repo scan can be slow|Scanning repo: |Repo-map can't include |"
+                       r"Has it been deleted from the file system but not from git\?|Tags cache error: |"
+                       r"Unable to use tags cache|Cache recreation error: |File not found error: |"
+                       r"Disabling repo map, git repo too large\?|Updating repo map)")
 # Screens left by an Aider that refused to start or stopped.
 FATAL = (
     ("bad command-line option", re.compile(r"^aider: error: ", re.MULTILINE)),
@@ -62,18 +71,6 @@ def _at_prompt(rows: list[str]) -> bool:
         return False
     # Between the rule and the prompt: the files in the chat (``Readonly: ...``), wrapped or not.
     return any(_RULE.match(row) for row in rows[-6:-1])
-
-
-def pending_input(screen: str) -> str:
-    """The text typed at the prompt and not sent yet, '' when none. Never raises."""
-    try:
-        rows = screen_rows(screen)
-        if len(rows) < 2 or not any(_RULE.match(row) for row in rows[-6:-1]):
-            return ""
-        found = _PROMPT.match(rows[-1])
-        return ((found.group("typed") if found else "") or "").strip()
-    except Exception:  # noqa: BLE001 (the contract: never raise)
-        return ""
 
 
 def detect_status(screen: str) -> StatusReport:
@@ -104,7 +101,7 @@ def _detect(text: str) -> StatusReport:
             return _report(TerminalStatus.PROCESSING, f"no prompt after {about!r}")
         return _report(TerminalStatus.UNKNOWN, "no prompt at the bottom of the screen")
     user = last_index(rows[:-1], _USER.match)
-    turn = _answer_rows(rows[user + 1:_last_rule(rows)] if user is not None else rows[:_last_rule(rows)])
+    turn = _answer_rows(rows[user + 1:_turn_end(rows, user)] if user is not None else rows[:_last_rule(rows)])
     # Readings of two turns must differ even when their answers look alike.
     about = f" after {_USER.match(rows[user]).group('text').strip()[:40]!r}" if user is not None else ""
     for row in reversed(turn):
@@ -124,12 +121,20 @@ def _last_rule(rows: list[str]) -> int:
     return max(index for index, row in enumerate(rows) if _RULE.match(row))
 
 
+def _turn_end(rows: list[str], user: int) -> int:
+    """Where the turn of the message on row ``user`` ends: the first rule after it. Empty prompts may
+    follow (an Enter pressed during the turn waits in the terminal and redraws the prompt once the turn
+    ends); they are not part of the answer."""
+    return next(index for index in range(user + 1, len(rows)) if _RULE.match(rows[index]))
+
+
 def _answer_rows(rows: list[str]) -> list[str]:
     """A turn's answer: its rows up to the usage line (what follows is Aider's own: the shell commands it
-    offers to run, their output), without the blank rows around the text."""
+    offers to run, their output), without the blank rows around the text and the repository map's notices
+    before it."""
     usage = next((index for index, row in enumerate(rows) if _USAGE.match(row)), len(rows))
     rows = rows[:usage]
-    while rows and not rows[0].strip():
+    while rows and (not rows[0].strip() or _REPO_MAP.match(rows[0])):
         rows.pop(0)
     while rows and not rows[-1].strip():
         rows.pop()
@@ -150,7 +155,7 @@ def extract_last_message(text: str) -> str:
     user = last_index(rows[:-1], _USER.match)
     if user is None:
         raise ValueError("no message was sent")
-    answer = _answer_rows(rows[user + 1:_last_rule(rows)])
+    answer = _answer_rows(rows[user + 1:_turn_end(rows, user)])
     if not answer:
         raise ValueError("the last message got no answer")
     if any(_TURN_ERROR.match(row) for row in answer):

@@ -15,7 +15,10 @@ is read as the text inside it.
 
 Which requests consume turns: those that offer tools (the agent's own steps); a request without tools
 (a title, a summary, a commit message some CLIs ask for on the side) gets ``script.side``. Pass
-``is_turn=`` to classify differently.
+``is_turn=`` to classify differently: a CLI that never offers tools (Aider, which has no tool calling and
+no MCP client) would otherwise have every request read as a side request and never get a scripted turn,
+so its tests pass ``is_turn=lambda conversation: True`` (with commits and summaries switched off, each of
+its requests is a turn).
 """
 
 from __future__ import annotations
