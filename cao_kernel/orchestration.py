@@ -35,7 +35,7 @@ from cao_hookspecs.names import MAX_ANSWER_CHARS
 
 from . import validate, worktrees
 from .delivery import sender_suffix, validate_message
-from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, NotSupported, Timeout, Vetoed
+from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout, Vetoed
 from .inbox_limits import PendingCap
 
 if TYPE_CHECKING:
@@ -98,25 +98,39 @@ def _last_lines(screen: str, count: int = LAST_LINES) -> str:
 
 class AssignWatch:
     """Assigns whose task is still on its way: each ends (``cao_after_assign_finished``) when its task is
-    delivered, dies in the inbox, or its worker fails to start."""
+    delivered, dies in the inbox, or its worker fails to start. ``sent(id)`` resolves when the task went in
+    (True) or died (False), for a relayed assign waiting to read the worker's answer."""
 
     def __init__(self, emit: Emit) -> None:
         self._emit = emit
         self._pending: dict[int, DelegationRequest] = {}
+        self._sent: dict[int, asyncio.Future[bool]] = {}
 
     def add(self, message_id: int, request: DelegationRequest) -> None:
         self._pending[message_id] = request
 
     def drop(self, message_id: int) -> None:
         self._pending.pop(message_id, None)
+        self._settle(message_id, False)
+
+    def sent(self, message_id: int) -> asyncio.Future[bool]:
+        """Resolves with whether the task ``message_id`` was delivered (call before it can be)."""
+        return self._sent.setdefault(message_id, asyncio.get_running_loop().create_future())
+
+    def _settle(self, message_id: int, delivered: bool) -> None:
+        waiter = self._sent.pop(message_id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(delivered)
 
     def delivered(self, message: Message) -> None:
+        self._settle(message.id, True)
         request = self._pending.pop(message.id, None)
         if request is not None:
             self.finish(request, message.receiver_id, True,
                         f"Task delivered to {request.agent_profile} in terminal {message.receiver_id}")
 
     def dead(self, message: Message, reason: str) -> None:
+        self._settle(message.id, False)
         request = self._pending.pop(message.id, None)
         if request is not None:
             self.finish(request, message.receiver_id, False, f"Task could not be delivered: {reason}")
@@ -213,14 +227,16 @@ class Orchestration:
                                     use_worktree=use_worktree, worktree_changes=worktree_changes)
         request = self._hooks.before("cao_before_assign", request)
         worker = await self._start_worker(caller, request, wait_ready=False)
-        await self._check_can_reply(worker)
+        relay = not self._can_reply(worker)
         self._hooks.after("cao_after_assign_started", request=request, worker=worker)
-        task = _with_suffix(request.message, assign_suffix(caller_id))
+        # A worker that cannot call send_message gets no callback line: cao relays its answer instead.
+        task = request.message if relay else _with_suffix(request.message, assign_suffix(caller_id))
         queued = await self._delivery.enqueue(MessageDraft(
             sender_id=caller_id, receiver_id=worker.id, body=task, orchestration_type=OrchestrationType.ASSIGN,
         ))
         self._assigns.add(queued.id, request)
-        watch = asyncio.ensure_future(self._watch_assign(worker, request, queued.id))
+        sent = self._assigns.sent(queued.id) if relay else None
+        watch = asyncio.ensure_future(self._watch_assign(worker, request, queued.id, sent))
         self._watches.add(watch)
         watch.add_done_callback(self._watches.discard)
         return DelegationResult(
@@ -233,29 +249,23 @@ class Orchestration:
             worktree_branch=worker.worktree_branch, worktree_path=worker.worktree_path,
         )
 
-    async def _check_can_reply(self, worker: Terminal) -> None:
-        """Refuse an assign whose worker could never send its results back (a CLI without an MCP client):
-        the worker is removed before its task is queued."""
+    def _can_reply(self, worker: Terminal) -> bool:
+        """Whether the worker's CLI can call send_message (it has an MCP client); cao relays the answer of
+        one that cannot (``_relay_answer``)."""
         live = self._terminals.get(worker.id)
         provider = live.provider if live is not None else None
-        if provider is None or provider.capabilities.mcp_client:
-            return
-        try:
-            await self._terminals.delete_terminal(worker.id)
-        except CaoError:
-            pass
-        raise NotSupported(
-            f"profile {worker.agent_profile!r} runs on {provider.name}, which has no MCP client: an assigned "
-            f"worker there could never call send_message to return its results. Use handoff instead (cao "
-            f"reads the worker's answer back itself), or a profile on a provider with MCP")
+        return provider is None or provider.capabilities.mcp_client
 
-    async def _watch_assign(self, worker: Terminal, request: DelegationRequest, message_id: int) -> None:
+    async def _watch_assign(self, worker: Terminal, request: DelegationRequest, message_id: int,
+                            sent: asyncio.Future[bool] | None = None) -> None:
         """Report an assigned worker to its caller if it fails to start, or later stops for good (its
-        caller would otherwise wait for results that never come)."""
+        caller would otherwise wait for results that never come); with ``sent``, relay its answer first."""
         live = self._terminals.get(worker.id)
         if live is None:
             return
         if await self._watch_assign_start(live, worker, request, message_id):
+            if sent is not None and await sent:
+                await self._relay_answer(live, request)
             ended = await live.tracker.ended()
             if ended is not None and self._terminals.get(request.caller_id or "") is not None:
                 try:
@@ -267,6 +277,34 @@ class Orchestration:
                           f"{_last_lines(shown)}")
                 await self._enqueue(MessageDraft(sender_id=worker.id, receiver_id=request.caller_id,
                                                  body=notice))
+
+    async def _relay_answer(self, live: LiveTerminal, request: DelegationRequest) -> None:
+        """Queue the answer of a worker without an MCP client to its caller, as if the worker had sent it:
+        its last message once the task's turn ends, or what went wrong. Runs while this kernel does (a
+        restart loses the relay; the worker and its answer stay)."""
+        notice = None
+        try:
+            await self._wait_done(live, float("inf"))
+        except AgentFailed:
+            if live.tracker.failed_for_good:
+                return  # stopped for good: the watch reports that next
+            notice = (f"[cao] Assigned worker {live.id} ({request.agent_profile}) failed: "
+                      f"{live.tracker.report.evidence}. Its last lines:\n{_last_lines(live.tracker.screen)}")
+        except CaoError:
+            return  # deleted while working: whoever deleted it knows
+        if notice is None:
+            try:
+                notice = await self._terminals.get_output(live.id, "last")
+            except CaoError as exc:
+                notice = (f"[cao] Assigned worker {live.id} ({request.agent_profile}) finished, but its "
+                          f"answer could not be read: {exc}")
+        if self._terminals.get(request.caller_id or "") is None or self._terminals.get(live.id) is None:
+            return
+        try:
+            await self.send_message(live.id, request.caller_id, notice)
+        except CaoError as exc:
+            log.warning("the answer of assigned worker %s could not be queued to %s: %s", live.id,
+                        request.caller_id, exc)
 
     async def _watch_assign_start(self, live: LiveTerminal, worker: Terminal, request: DelegationRequest,
                                   message_id: int) -> bool:

@@ -387,19 +387,44 @@ class WithoutMcpClient:
         return [self.spec]
 
 
-async def test_a_cli_without_mcp_client_is_not_gated_and_cannot_be_assigned(
-        gated: Any, register_plugin: Any, workdir: str) -> None:
-    """Nothing ever reports in for a CLI without an MCP client: it starts without waiting, and an assign
-    to it is refused (its worker could never send results back), leaving no worker behind."""
-    from cao_kernel.errors import NotSupported
+FAILING = """async def fail(turn):
+    raise RuntimeError("the disk is full")
+"""
 
+
+async def test_a_cli_without_mcp_client_is_not_gated_and_its_assigned_answer_is_relayed(
+        gated: Any, register_plugin: Any, workdir: str) -> None:
+    """Nothing ever reports in for a CLI without an MCP client: it starts without waiting. An assign to it
+    gets no callback line (the worker could never call send_message); cao waits for the end of its turn
+    and queues its last message to the caller as the worker's own message, or what went wrong."""
+    from pathlib import Path
+
+    from cao_kernel.delivery import sender_suffix
+
+    Path(workdir, "relay_behaviours.py").write_text(FAILING)
     kernel = gated(timeout="30")
     with register_plugin(kernel, WithoutMcpClient(kernel), name="no_mcp"):
-        kernel.add_profile(AgentProfile(name="leaf", provider="mock_no_mcp", mcp_servers=CAO_MCP))
+        kernel.add_profile(AgentProfile(name="leaf", provider="mock_no_mcp", mcp_servers=CAO_MCP,
+                                        extra={"mockBehaviour": "echo"}))
+        kernel.add_profile(AgentProfile(name="broken", provider="mock_no_mcp",
+                                        extra={"mockBehaviour": "relay_behaviours:fail"}))
         async with kernel:
-            leaf = await asyncio.wait_for(kernel.create_session(CreateTerminalRequest(
+            boss = await asyncio.wait_for(kernel.create_session(CreateTerminalRequest(
                 agent_profile="leaf", session_name="g8", working_directory=workdir)), 10)
-            assert leaf.provider == "mock_no_mcp"
-            with pytest.raises(NotSupported, match="no MCP client.*handoff"):
-                await kernel.assign(leaf.id, "leaf", "Count the files.")
-            assert [t.id for t in await kernel.list_terminals("g8")] == [leaf.id]
+            assert boss.provider == "mock_no_mcp"
+            done = await kernel.assign(boss.id, "leaf", "Count the files.")
+            assert done.success, done.message
+            worker = done.terminal_id
+
+            async def from_(sender: str) -> list[str]:
+                return [m.body for m in await kernel.list_messages(boss.id, limit=50) if m.sender_id == sender]
+
+            relayed = await eventually(lambda: from_(worker), timeout=20)
+            assert relayed == [f"Count the files.\n\n{sender_suffix(worker)}"]
+            [task] = [m.body for m in await kernel.list_messages(worker, limit=10)]
+            assert task == "Count the files."  # no callback line the worker could not follow
+
+            failing = await kernel.assign(boss.id, "broken", "Write the report.")
+            [notice] = await eventually(lambda: from_(failing.terminal_id), timeout=20)
+            assert notice.startswith(f"[cao] Assigned worker {failing.terminal_id} (broken) failed: ")
+            assert "the disk is full" in notice and notice.endswith(sender_suffix(failing.terminal_id))

@@ -140,9 +140,10 @@ class ProviderCapabilities:
       silently run on the CLI's own default.
     - ``mcp_client``: the CLI can call MCP servers. False (Aider) means its agents can never call cao's
       tools: the MCP readiness gate does not wait for a connection that never comes (a profile's cao
-      entry is left out by the provider), and the kernel refuses to ``assign`` to it, since an assigned
-      worker must call ``send_message`` to return its results; ``handoff`` still works (the kernel reads
-      the answer back itself).
+      entry is left out by the provider). ``handoff`` reads the answer back as for any CLI; an ``assign``
+      to it gets no callback line (the worker could not follow it): the kernel waits for the end of the
+      task's turn and queues the worker's last message (or what went wrong) to the caller as a message
+      from the worker, with the usual sender line.
     """
 
     accepts_input_while_busy: bool = False
