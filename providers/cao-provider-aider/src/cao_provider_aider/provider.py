@@ -27,9 +27,10 @@ def provider() -> ProviderSpec:
         exit_command="/exit",
         # One Enter after a bracketed paste submits it. No MCP client: cao does not wait for one, and
         # relays an assigned task's answer itself (the worker cannot call send_message). With yolo its
-        # notification command reports each turn's end.
+        # notification command reports each turn's end. It passes a chosen model as --model.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0,
-                                          native_status=True, mcp_client=False, uncertain_delivery="retype"),
+                                          native_status=True, mcp_client=False, uncertain_delivery="retype",
+                                          takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,
