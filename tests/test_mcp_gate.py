@@ -417,7 +417,8 @@ async def test_a_cli_without_mcp_client_is_not_gated_and_its_assigned_answer_is_
             worker = done.terminal_id
 
             async def from_(sender: str) -> list[str]:
-                return [m.body for m in await kernel.list_messages(boss.id, limit=50) if m.sender_id == sender]
+                messages = await kernel.list_messages(boss.id, limit=50)
+                return [m.body for m in messages if m.sender_id == sender]
 
             relayed = await eventually(lambda: from_(worker), timeout=20)
             assert relayed == [f"Count the files.\n\n{sender_suffix(worker)}"]
