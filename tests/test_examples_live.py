@@ -30,6 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Gemini CLI runs in bench/live.py but not here: a task typed while the CLI is still busy finishing its
 #: start-up can stay in its input box (the Enter becomes a newline), and cao does not notice, so the
 #: example fails in about one run of three.
+#: Aider is not in ``CLIS``: the example runs every agent on one CLI, the supervisor too, and Aider has no
+#: MCP client to delegate with. Its own live tests run a mock supervisor with Aider workers instead
+#: (providers/cao-provider-aider/tests/test_live_delegation.py).
 PROVIDERS = [name for name in sorted(CLIS) if name != "gemini_cli"]
 
 

@@ -3,7 +3,8 @@
 Live tests (marked ``live_cli``) run the real Aider, installed from PyPI once per machine into a virtual
 environment on Python 3.11 (``cao_testkit.models.cli``), against a scripted Chat Completions server on
 127.0.0.1 (``OPENAI_API_BASE``), on a private tmux server. ``CAO_LIVE_AIDER_VERSION`` picks another release
-to try. ``make_kernel`` and ``workdir`` come from ``cao_testkit``.
+to try. ``make_kernel`` and ``workdir`` come from ``cao_testkit``, ``cao_server`` (a real server with
+cao's MCP tools, for a mock supervisor delegating to Aider) from ``cao_testkit.live_fixtures``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from cao_provider_aider.provider import TESTED_VERSIONS
+from cao_testkit.live_fixtures import cao_server  # noqa: F401 (fixture)
 from cao_testkit.models.cli import live_version, pypi_cli
 
 #: The model the scripted server serves, in litellm's naming.
