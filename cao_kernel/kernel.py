@@ -112,6 +112,7 @@ class Kernel:
             self.home = home
         else:
             self.home = CaoHome(Path(home).expanduser())
+        self.settings = _with_settings_file(self.home, self.settings)
         self.pm: pluggy.PluginManager = create_plugin_manager()
         self.loader = PluginLoader(self.pm, policy or LoadPolicy.from_env(self.settings))
         self.describe_plugin = self.loader.describe
@@ -531,6 +532,15 @@ class Kernel:
 
     def setting(self, name: str, default: Any = None) -> Any:
         return self.settings.get(name, default)
+
+
+def _with_settings_file(home: CaoHome, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` over the home's ``settings.json`` (``cao config``): the file fills what neither the
+    caller nor the environment set (an empty variable counts as unset, as every reader takes it)."""
+    from .settings_file import as_environment, read_settings
+
+    from_file = as_environment(read_settings(home))
+    return {**from_file, **{k: v for k, v in settings.items() if v != "" or k not in from_file}}
 
 
 def _kernel_version() -> str:
