@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from .orchestration import Orchestration
     from .pools import WarmPools
     from .prompt_desk import PromptDesk
+    from .terminal_history import TerminalHistory
     from .terminals import Terminals
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
@@ -135,6 +136,8 @@ class Kernel:
         self.orchestration: Orchestration | None = None
         self.prompts: PromptDesk | None = None
         self.pools: WarmPools | None = None
+        self.history: TerminalHistory | None = None
+        self._history_sweep: asyncio.Future[None] | None = None
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -157,10 +160,12 @@ class Kernel:
             from .pools import WarmPools
             from .prompt_desk import PromptDesk, load_settings_policy
             from .prompt_log import PromptLog
+            from .terminal_history import history_for
             from .terminals import Terminals
 
             # A broken policy file stops the start with its problem named, before anything runs.
             settings_policy = load_settings_policy(self.settings, self.home.root)
+            history = self.history = history_for(self.home.logs, self.settings)  # a bad value: named
             io = self.io = IoPool(int(self.settings.get("CAO_IO_THREADS") or DEFAULT_THREADS))
             self.home.ensure()
             backend = self._open_backend()
@@ -168,7 +173,7 @@ class Kernel:
             store = await io.run(self._open_inbox_store)
             terminals = self.terminals = Terminals(
                 backend=backend, io=io, hooks=self.hooks, registry=self.registry,
-                load_profile=self.profiles.load, settings=self.settings, home=self.home,
+                load_profile=self.profiles.load, settings=self.settings, home=self.home, history=history,
             )
             assigns = AssignWatch(self.hooks.after)
             delivery = self.delivery = DeliveryEngine(
@@ -192,6 +197,7 @@ class Kernel:
             await terminals.adopt_all()
             await pools.stop_leftovers()
             await delivery.recover()
+            self._history_sweep = asyncio.ensure_future(_sweep_history(history, io))
             self.hooks.startup(self)
 
     def _open_backend(self) -> Any:
@@ -235,6 +241,9 @@ class Kernel:
             for task in late:
                 task.cancel()
         await self.orchestration.aclose()
+        if self._history_sweep is not None:
+            self._history_sweep.cancel()
+            self._history_sweep = None
         if self.pools is not None:
             await self.pools.aclose()
         if self.prompts is not None:
@@ -347,6 +356,14 @@ class Kernel:
 
     async def attach_command(self, terminal_id: str) -> list[str]:
         return await (await self._terminals()).attach_command(terminal_id)
+
+    async def restore_terminal(self, terminal_id: str) -> Terminal:
+        from . import validate
+        from .restore import restore
+
+        terminals = await self._terminals()
+        assert self.history is not None and self.io is not None
+        return await restore(terminals, self.history, self.io, validate.terminal_id(terminal_id))
 
     # -- messaging and orchestration (KernelAPI) --------------------------------------------------
 
@@ -532,6 +549,20 @@ class Kernel:
 
     def setting(self, name: str, default: Any = None) -> Any:
         return self.settings.get(name, default)
+
+
+async def _sweep_history(history: TerminalHistory, io: IoPool) -> None:
+    """Remove expired screen logs now, then once every ``PRUNE_INTERVAL``: one pass for all terminals."""
+    import logging
+
+    from .terminal_history import PRUNE_INTERVAL
+
+    while True:
+        try:
+            await io.run(history.prune)
+        except Exception:  # noqa: BLE001 - a failed sweep is tried again at the next one
+            logging.getLogger(__name__).exception("removing old terminal screen logs failed")
+        await asyncio.sleep(PRUNE_INTERVAL)
 
 
 def _with_settings_file(home: CaoHome, settings: dict[str, Any]) -> dict[str, Any]:
