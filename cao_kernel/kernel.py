@@ -113,7 +113,14 @@ class Kernel:
             self.home = home
         else:
             self.home = CaoHome(Path(home).expanduser())
-        self.settings = _with_settings_file(self.home, self.settings)
+        # A settings.json the kernel refuses stops its start, named; commands that never start a kernel
+        # (`cao plugins`, `cao doctor`, `cao --help`) still work, without the file.
+        self.settings_problem: InvalidInput | None = None
+        try:
+            self.settings = _with_settings_file(self.home, self.settings)
+        except InvalidInput as exc:
+            self.settings_problem = InvalidInput(
+                f"{exc} (repair it with `cao config set` or `cao config unset`)")
         self.pm: pluggy.PluginManager = create_plugin_manager()
         self.loader = PluginLoader(self.pm, policy or LoadPolicy.from_env(self.settings))
         self.describe_plugin = self.loader.describe
@@ -163,6 +170,8 @@ class Kernel:
             from .terminal_history import history_for
             from .terminals import Terminals
 
+            if self.settings_problem is not None:
+                raise self.settings_problem
             # A broken policy file stops the start with its problem named, before anything runs.
             settings_policy = load_settings_policy(self.settings, self.home.root)
             history = self.history = history_for(self.home.logs, self.settings)  # a bad value: named

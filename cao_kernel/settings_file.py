@@ -12,6 +12,7 @@ names the key and the problem (``cao config set`` or ``cao config unset`` repair
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -96,7 +97,7 @@ def check_value(name: str, value: Any) -> Any:
     key = key_of(name)
     if key.kind in ("int", "number"):
         whole = key.kind == "int"
-        what = f"a {'whole ' if whole else ''}number from {key.minimum:g} to {key.maximum:g}"
+        what = f"a {'whole ' if whole else ''}number from {_number(key.minimum)} to {_number(key.maximum)}"
         number = isinstance(value, int) or (not whole and isinstance(value, float))
         ok = number and not isinstance(value, bool)
         if not ok or not (key.minimum <= value <= key.maximum):
@@ -117,6 +118,10 @@ def check_value(name: str, value: Any) -> Any:
     return list(value)
 
 
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def parse_value(name: str, raw: str) -> Any:
     """A value typed on a command line for setting ``name``: a number, a name, or a list given as JSON
     (``["a", "b"]``) or comma-separated (``a,b``; empty for none). Checked as ``check_value`` does."""
@@ -125,9 +130,12 @@ def parse_value(name: str, raw: str) -> Any:
     value: Any = text
     if key.kind in ("int", "number"):
         try:
-            value = int(text) if key.kind == "int" else float(text)
+            value = float(text)
         except ValueError:
             value = text
+        # Whole numbers are stored as such ("3.0" is 3); an int() first keeps big ones exact.
+        with contextlib.suppress(ValueError):
+            value = int(text)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
     elif key.kind in ("hosts", "origins"):

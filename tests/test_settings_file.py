@@ -3,6 +3,7 @@ kernel below the environment."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -106,8 +107,10 @@ def test_a_bad_file_stops_the_kernel_naming_file_and_key_and_unknown_keys_are_ke
     # Upstream's own sections (agent_dirs, memory) are kept and ignored.
     path.write_text(json.dumps({"agent_dirs": {"x": "/y"}, "memory": {"enabled": True},
                                 "inbox": {"max_pending": "lots"}}))
-    with pytest.raises(InvalidInput, match=r"settings\.json: setting inbox\.max_pending must be"):
-        Kernel(load_entrypoints=False, home=cao_home)
+    kernel = Kernel(load_entrypoints=False, home=cao_home)  # commands that start no kernel still work
+    assert run("plugins").exit_code == 0
+    with pytest.raises(InvalidInput, match=r"settings\.json: setting inbox\.max_pending must be .*config"):
+        asyncio.run(kernel.start())
     assert run("config", "set", "inbox.max_pending", "7").exit_code == 0  # repairable without a kernel
     data = json.loads(path.read_text())
     assert data == {"agent_dirs": {"x": "/y"}, "memory": {"enabled": True}, "inbox": {"max_pending": 7}}

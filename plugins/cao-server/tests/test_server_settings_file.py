@@ -37,3 +37,12 @@ def test_server_takes_default_provider_and_allowed_hosts_from_the_file(spawn_ser
         assert created.status_code == 201, created.text
         assert created.json()["provider"] == "mock_cli"
         assert http.delete(f"/sessions/{created.json()['session_name']}").status_code == 200
+
+
+def test_a_bad_settings_file_stops_the_server_in_one_line(spawn_server, cao_home):
+    (cao_home / "settings.json").write_text('{"server": {"provider_init_timeout": "soon"}}')
+    process = spawn_server("--port", "0")
+    assert process.proc.wait(timeout=60) == 1
+    assert process.stderr_text() == (
+        f"Error: {cao_home / 'settings.json'}: setting server.provider_init_timeout must be a number from 1 "
+        f"to 3600, not 'soon' (repair it with `cao config set` or `cao config unset`)")
