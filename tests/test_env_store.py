@@ -86,7 +86,8 @@ _KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True)
 _VALUES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\0"), max_size=60)
 
 
-@settings(max_examples=150, deadline=None)
+# Each example writes (and syncs) the file a few times: fewer examples keep the test at a few seconds.
+@settings(max_examples=60, deadline=None)
 @given(values=st.dictionaries(_KEYS, _VALUES, max_size=6))
 def test_what_is_written_reads_back_the_same(tmp_path_factory: pytest.TempPathFactory,
                                              values: dict[str, str]) -> None:
