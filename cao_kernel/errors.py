@@ -9,11 +9,12 @@ from cao_hookspecs.errors import (
     NotFound,
     NotSupported,
     PluginError,
+    TerminalLimit,
     Timeout,
     Vetoed,
 )
 
 __all__ = [
-    "AgentFailed", "CaoError", "Conflict", "InvalidInput", "NotFound", "NotSupported", "PluginError", "Timeout",
-    "Vetoed",
+    "AgentFailed", "CaoError", "Conflict", "InvalidInput", "NotFound", "NotSupported", "PluginError", "TerminalLimit",
+    "Timeout", "Vetoed",
 ]

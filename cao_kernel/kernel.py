@@ -27,6 +27,7 @@ from cao_hookspecs import (
     CommandSpec,
     CreateTerminalRequest,
     DelegationResult,
+    HandoffJob,
     InboxStoreSpec,
     McpToolSpec,
     Message,
@@ -62,6 +63,7 @@ from .registry import Registry
 
 if TYPE_CHECKING:
     from .delivery import DeliveryEngine
+    from .handoff_results import HandoffJobs
     from .iopool import IoPool
     from .orchestration import Orchestration
     from .pools import WarmPools
@@ -126,8 +128,12 @@ class Kernel:
         self.describe_plugin = self.loader.describe
         self.hooks = Hooks(self.pm, describe=self.loader.describe)
         registry = self.registry = Registry(self.hooks)
-        self.profiles = ProfileCatalog(self.home, registry.provider_dirs, lambda: set(registry.providers),
-                                       self.settings)
+        from .dir_settings import DirSettings
+
+        # The providers' agent folders as the folder settings move, add to or switch them off.
+        self.dir_settings = DirSettings(self.home, registry.provider_dirs)
+        self.profiles = ProfileCatalog(self.home, self.dir_settings.profile_dirs,
+                                       lambda: set(registry.providers), self.settings)
         self._explicit: dict[str, PluginRecord] = {}
         self._started = False
         self.pm.register(builtins, name=BUILTIN_PLUGIN)
@@ -145,6 +151,7 @@ class Kernel:
         self.pools: WarmPools | None = None
         self.history: TerminalHistory | None = None
         self._history_sweep: asyncio.Future[None] | None = None
+        self.handoff_jobs: HandoffJobs | None = None
 
     # -- running ----------------------------------------------------------------------------------
 
@@ -161,6 +168,7 @@ class Kernel:
             # The services load here, not with this module: commands that only read the registry
             # (``cao plugins``, ``cao doctor``) never start a kernel.
             from .delivery import DeliveryEngine
+            from .handoff_results import open_jobs
             from .inbox_limits import PendingCap
             from .iopool import DEFAULT_THREADS, IoPool
             from .orchestration import AssignWatch, Orchestration
@@ -180,6 +188,7 @@ class Kernel:
             backend = self._open_backend()
             # Opening a store touches the disk: keep it off the event loop thread.
             store = await io.run(self._open_inbox_store)
+            jobs = self.handoff_jobs = await io.run(open_jobs(self.home.db, self.settings, io))
             terminals = self.terminals = Terminals(
                 backend=backend, io=io, hooks=self.hooks, registry=self.registry,
                 load_profile=self.profiles.load, settings=self.settings, home=self.home, history=history,
@@ -200,8 +209,9 @@ class Kernel:
             orchestration = self.orchestration = Orchestration(
                 terminals=terminals, delivery=delivery, hooks=self.hooks, assigns=assigns,
                 load_profile=self.profiles.load, pending_cap=PendingCap.from_settings(self.settings),
-                prompts=prompts, pools=pools)
+                prompts=prompts, pools=pools, jobs=jobs)
             prompts.escalate = lambda worker, caller, text: orchestration.send_message(worker, caller, text)
+            terminals.on_worktree_kept = orchestration.worktree_kept
             self._started = True
             await terminals.adopt_all()
             await pools.stop_leftovers()
@@ -253,6 +263,9 @@ class Kernel:
         if self._history_sweep is not None:
             self._history_sweep.cancel()
             self._history_sweep = None
+        if self.handoff_jobs is not None:
+            await self.handoff_jobs.aclose()
+            self.handoff_jobs = None
         if self.pools is not None:
             await self.pools.aclose()
         if self.prompts is not None:
@@ -389,10 +402,18 @@ class Kernel:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
+        worktree_changes: bool = False, job_id: str | None = None,
     ) -> DelegationResult:
         return await (await self._orchestration()).handoff(caller_id, agent_profile, message, timeout=timeout,
-                                                           call_id=call_id)
+                                                           call_id=call_id, model=model,
+                                                           use_worktree=use_worktree,
+                                                           worktree_changes=worktree_changes, job_id=job_id)
+
+    async def get_handoff_result(self, job_id: str) -> HandoffJob:
+        await self._orchestration()
+        assert self.handoff_jobs is not None
+        return await self.handoff_jobs.get(job_id)
 
     async def verify_terminal_secret(self, terminal_id: str, secret: str | None) -> bool:
         """Whether ``secret`` proves ``terminal_id``'s identity (cao's MCP endpoint asks on every call
@@ -403,8 +424,11 @@ class Kernel:
             return True  # no terminal backend: no terminal, so no identity to prove
         return terminals.secret_ok(terminal_id, secret)
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
-        return await (await self._orchestration()).assign(caller_id, agent_profile, message)
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *, model: str | None = None,
+                     use_worktree: bool = False, worktree_changes: bool = False) -> DelegationResult:
+        return await (await self._orchestration()).assign(caller_id, agent_profile, message, model=model,
+                                                          use_worktree=use_worktree,
+                                                          worktree_changes=worktree_changes)
 
     async def answer_user_prompt(
         self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None
@@ -504,6 +528,90 @@ class Kernel:
     ) -> Any:
         """Install a profile from a name, a ``.md`` path or an https URL (``cao_kernel.profiles.install``)."""
         return await self.profiles.install(source, provider=provider, env=env, **options)
+
+    async def profile_source(self, name: str) -> str:
+        """The profile ``name`` as stored, placeholders unresolved (what an editor should start from)."""
+        return await asyncio.to_thread(self.profiles.source, name)
+
+    async def save_profile(self, name: str, text: str, *, replace: bool = False) -> None:
+        """Create (or, with ``replace``, overwrite) the local store's profile ``name`` from ``text``:
+        ``Conflict`` when creating a name it holds, ``NotFound`` when replacing one it does not."""
+        await asyncio.to_thread(self.profiles.save, name, text, replace=replace)
+
+    async def delete_profile(self, name: str) -> None:
+        """Remove the local store's profile ``name`` (``NotFound`` when it holds none)."""
+        await asyncio.to_thread(self.profiles.delete, name)
+
+    async def search_profiles(self, query: str, *, limit: int = 10) -> list[dict[str, Any]]:
+        """Loadable profiles ranked against the words of ``query`` (``cao_kernel.profiles.edit``)."""
+        from .profiles.edit import search_rows
+
+        return search_rows(await asyncio.to_thread(self.profiles.rows), query, limit)
+
+    def check_profile(self, text: str) -> list[dict[str, Any]]:
+        """What is wrong with profile ``text`` (``severity``, ``message``, ``path`` each); nothing written."""
+        from .profiles.edit import findings
+
+        return findings(text)
+
+    def profile_schema(self) -> dict[str, Any]:
+        """A JSON Schema of the profile frontmatter this kernel reads."""
+        from .profiles.edit import profile_schema
+
+        return profile_schema()
+
+    async def skill_content(self, name: str) -> str:
+        """The body of skill ``name``: the home's skills folder first, then cao's own skills."""
+        from .skill_text import skill_content
+
+        extra = self.dir_settings.skill_dirs()["extra_dirs"]
+        return await asyncio.to_thread(skill_content, self.home, name, extra)
+
+    def agent_dirs(self) -> dict[str, Any]:
+        """Upstream's agent folder settings: ``agent_dirs``, ``extra_dirs``, ``disabled_dirs``."""
+        return self.dir_settings.agent_dirs()
+
+    def set_agent_dirs(self, agent_dirs: Any = None, extra_dirs: Any = None, disabled_dirs: Any = None
+                       ) -> dict[str, Any]:
+        """Change the agent folder settings (``None`` leaves a part alone); ``InvalidInput`` names a bad
+        path, an unknown provider or a folder that is not configured, and nothing is written then."""
+        return self.dir_settings.set_agent_dirs(agent_dirs, extra_dirs, disabled_dirs)
+
+    def skill_dirs(self) -> dict[str, Any]:
+        """The home's skills folder and the extra skill folders."""
+        return self.dir_settings.skill_dirs()
+
+    def set_skill_dirs(self, extra_dirs: Any = None) -> dict[str, Any]:
+        return self.dir_settings.set_skill_dirs(extra_dirs)
+
+    # -- terminal labels beyond KernelAPI (upstream's description, group and metadata) --------------
+
+    async def terminal_labels(self, terminal_id: str | None = None) -> dict[str, Any]:
+        """One terminal's ``description``, ``group`` and ``metadata`` (``NotFound`` for an unknown
+        terminal), or with no id every live terminal's, by id."""
+        from .terminal_labels import TerminalLabels
+
+        terminals = await self._terminals()
+        labels = TerminalLabels(self.home)
+        if terminal_id is None:
+            live = {t.id for t in terminals.live_terminals()}
+            stored = await asyncio.to_thread(labels.read)
+            return {tid: entry for tid, entry in stored.items() if tid in live}
+        await terminals.get_terminal(terminal_id)
+        return await asyncio.to_thread(labels.get, terminal_id)
+
+    async def set_terminal_label(self, terminal_id: str, field: str, value: Any) -> dict[str, Any]:
+        """Replace one label of a live terminal (``None`` clears it); answers the terminal's labels."""
+        from .terminal_labels import TerminalLabels
+
+        terminals = await self._terminals()
+        await terminals.get_terminal(terminal_id)
+        live = {t.id for t in terminals.live_terminals()}
+        return await asyncio.to_thread(TerminalLabels(self.home).set, terminal_id, field, value, live)
+
+    async def live_terminals(self) -> list[Terminal]:
+        """Every terminal of every session, oldest first."""
+        return (await self._terminals()).live_terminals()
 
     def provider_dirs(self) -> dict[str, list[str]]:
         return self.registry.provider_dirs()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -33,13 +33,14 @@ from cao_hookspecs import (
 )
 from cao_hookspecs.names import MAX_ANSWER_CHARS
 
-from . import validate
+from . import validate, worktrees
 from .delivery import sender_suffix, validate_message
 from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, Timeout, Vetoed
 from .inbox_limits import PendingCap
 
 if TYPE_CHECKING:
     from .delivery import DeliveryEngine
+    from .handoff_results import HandoffJobs
     from .hooks import Emit, Hooks
     from .live import LiveTerminal
     from .pools import WarmPools
@@ -57,6 +58,8 @@ FINISHED_KEEP_SECONDS = 600.0
 FINISHED_KEEP = 256
 # An idle reading only ends a handoff once it has held this long (some CLIs flash idle mid-turn).
 IDLE_SETTLE = 0.4
+# Stored with a handoff's worker whose result reported its kept worktree (no inbox note then).
+WORKTREE_REPORTED = "worktree_reported"
 
 
 def assign_suffix(supervisor_id: str) -> str:
@@ -78,6 +81,14 @@ def _with_suffix(text: str, suffix: str) -> str:
 
 
 LAST_LINES = 10
+
+
+def _worktree_line(worker: Terminal) -> str:
+    if not worker.worktree_branch:
+        return ""
+    return (f" It works in its own git worktree at {worker.worktree_path} on branch "
+            f"{worker.worktree_branch}; when it is deleted, the worktree goes too unless it holds commits "
+            f"or changes (you are told then).")
 
 
 def _last_lines(screen: str, count: int = LAST_LINES) -> str:
@@ -129,6 +140,7 @@ class Orchestration:
     _pending_cap: PendingCap = attrs.field(factory=PendingCap)
     _prompts: PromptDesk | None = None
     _pools: WarmPools | None = None
+    _jobs: HandoffJobs | None = None
     _watches: set[asyncio.Task[None]] = attrs.field(init=False, factory=set)
     # Finished handoffs' workers being removed after their answer went back; awaited at close.
     _dismissals: set[asyncio.Future[None]] = attrs.field(init=False, factory=set)
@@ -191,12 +203,14 @@ class Orchestration:
 
     # -- assign -----------------------------------------------------------------------------------
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *, model: str | None = None,
+                     use_worktree: bool = False, worktree_changes: bool = False) -> DelegationResult:
         """Start a worker and queue the task for it; return at once with the worker's id."""
         validate_message(message)
         caller = self._terminals.live(caller_id)
         request = DelegationRequest(kind=OrchestrationType.ASSIGN, caller_id=caller_id,
-                                    agent_profile=agent_profile, message=message)
+                                    agent_profile=agent_profile, message=message, model=model or None,
+                                    use_worktree=use_worktree, worktree_changes=worktree_changes)
         request = self._hooks.before("cao_before_assign", request)
         worker = await self._start_worker(caller, request, wait_ready=False)
         self._hooks.after("cao_after_assign_started", request=request, worker=worker)
@@ -213,7 +227,9 @@ class Orchestration:
             terminal_id=worker.id,
             message=(f"Assigned {request.agent_profile} in terminal {worker.id}. It is starting and receives the "
                      f"task as soon as it is ready; its results will arrive in your inbox. End your turn to "
-                     f"receive them, and delete the worker with delete_terminal when it is done."),
+                     f"receive them, and delete the worker with delete_terminal when it is done."
+                     f"{_worktree_line(worker)}"),
+            worktree_branch=worker.worktree_branch, worktree_path=worker.worktree_path,
         )
 
     async def _watch_assign(self, worker: Terminal, request: DelegationRequest, message_id: int) -> None:
@@ -278,29 +294,43 @@ class Orchestration:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
+        worktree_changes: bool = False, job_id: str | None = None,
     ) -> DelegationResult:
         """Start a worker, give it the task, wait for its answer, remove it, return the answer.
 
         With a ``call_id``, the call survives its caller's connection and the kernel: a retry with the same
         id joins the running call, gets the answer of one that finished, or, in the next kernel, resumes
-        waiting on the same worker (typing its task only if it never went in).
+        waiting on the same worker (typing its task only if it never went in). With a ``job_id`` it runs
+        to its end whatever its caller does, its outcome stored under the id (``handoff_results``).
         """
         validate_message(message)
         if not 1 <= float(timeout) <= 3600:
             raise InvalidInput("timeout must be between 1 and 3600 seconds")
         caller = self._terminals.live(caller_id) if caller_id is not None else None
         request = DelegationRequest(kind=OrchestrationType.HANDOFF, caller_id=caller_id,
-                                    agent_profile=agent_profile, message=message, timeout=float(timeout))
+                                    agent_profile=agent_profile, message=message, timeout=float(timeout),
+                                    model=model or None, use_worktree=use_worktree,
+                                    worktree_changes=worktree_changes)
+        if job_id is not None:
+            assert self._jobs is not None, "the kernel gives orchestration its handoff jobs"
+            return await self._jobs.run(job_id, agent_profile=agent_profile, caller_id=caller_id,
+                                        work=lambda on_worker: self._handoff_call(caller, request, call_id,
+                                                                                  on_worker))
+        return await self._handoff_call(caller, request, call_id)
+
+    async def _handoff_call(self, caller: LiveTerminal | None, request: DelegationRequest,
+                            call_id: str | None, on_worker: Callable[[str], object] | None = None) -> DelegationResult:
+        caller_id = request.caller_id
         if call_id is None:
-            return await self._handoff(caller, request, None)
+            return await self._handoff(caller, request, None, on_worker)
         key = f"{caller_id or ''}:{validate.call_id(call_id)}"
         running = self._calls.get(key)
         if running is None:
             finished = self._finished.get(key)
             if finished is not None:
                 return finished[1]
-            running = self._calls[key] = asyncio.ensure_future(self._handoff(caller, request, key))
+            running = self._calls[key] = asyncio.ensure_future(self._handoff(caller, request, key, on_worker))
             running.add_done_callback(lambda task: self._call_ended(key, task))
         # The caller going away (its connection dropped) must not stop the call its retry will join.
         return await asyncio.shield(running)
@@ -316,8 +346,8 @@ class Orchestration:
         while len(self._finished) > FINISHED_KEEP:
             del self._finished[next(iter(self._finished))]
 
-    async def _handoff(self, caller: LiveTerminal | None, request: DelegationRequest,
-                       key: str | None) -> DelegationResult:
+    async def _handoff(self, caller: LiveTerminal | None, request: DelegationRequest, key: str | None,
+                       on_worker: Callable[[str], object] | None = None) -> DelegationResult:
         request = self._hooks.before("cao_before_handoff", request)
         started = time.monotonic()
         mark = None if key is None else "handoff:" + key.split(":", 1)[1]
@@ -333,6 +363,8 @@ class Orchestration:
             worker = await self._start_worker(caller, request, wait_ready=True, extra=extra)
             self._hooks.after("cao_after_handoff_started", request=request, worker=worker)
             live = self._terminals.live(worker.id)
+        if on_worker is not None:
+            on_worker(live.id)
         task = request.message
         if live.provider is not None and live.provider.capabilities.handoff_banner and request.caller_id:
             task = f"{handoff_banner(request.caller_id)}\n\n{task}"
@@ -382,8 +414,40 @@ class Orchestration:
         provider = live.record.provider
         done = result(True, f"Successfully handed off to {request.agent_profile} ({provider}) in "
                             f"{time.monotonic() - started:.2f}s", output)
+        done = await self._with_worktree(live, done)
         self._terminals.timelines.record(live.id, "handoff_returned")
         return done
+
+    async def _with_worktree(self, live: LiveTerminal, done: DelegationResult) -> DelegationResult:
+        """A finished handoff's result, saying where its worker's worktree stays when it holds work (the
+        worker is removed next; its worktree goes with it otherwise)."""
+        made = worktrees.Worktree.from_extra(live.id, live.extra)
+        if made is None:
+            return done
+        outcome = await self._terminals.inspect_worktree(made)
+        if not outcome.kept:
+            return done
+        live.extra[WORKTREE_REPORTED] = "1"  # the caller hears it here, not again when the worker goes
+        return attrs.evolve(done, message=f"{done.message}; {outcome.describe()}",
+                            worktree_branch=made.branch, worktree_path=made.path)
+
+    def worktree_kept(self, worker: Terminal, extra: Mapping[str, str], outcome: worktrees.Outcome) -> None:
+        """A removed worker's worktree was kept for the work in it: its caller gets a note in its inbox
+        (unless a handoff's result told it already)."""
+        caller = worker.caller_id
+        if not caller or extra.get(WORKTREE_REPORTED) or self._terminals.get(caller) is None:
+            return
+        note = (f"[cao] Worker {worker.id} ({worker.agent_profile}) was removed; {outcome.describe()}.")
+        sending = asyncio.ensure_future(self._enqueue(MessageDraft(sender_id=worker.id, receiver_id=caller,
+                                                                   body=note)))
+        self._watches.add(sending)  # type: ignore[arg-type]
+        sending.add_done_callback(self._note_sent)
+
+    def _note_sent(self, sending: asyncio.Future[Message]) -> None:
+        self._watches.discard(sending)  # type: ignore[arg-type]
+        if not sending.cancelled() and sending.exception() is not None:
+            log.warning("telling a caller that its worker's worktree was kept failed: %s",
+                        sending.exception())
 
     async def _give_task_once(self, live: LiveTerminal, task: str, mark: str | None, timeout: float) -> None:
         """A resumed handoff's worker: its input mark says whether an earlier kernel typed the task."""
@@ -436,6 +500,8 @@ class Orchestration:
         if caller is None:
             return await self._terminals.create_session(CreateTerminalRequest(
                 agent_profile=request.agent_profile, working_directory=request.working_directory,
+                model=request.model, use_worktree=request.use_worktree,
+                worktree_changes=request.worktree_changes,
             ), wait_ready=wait_ready, extra=extra, requested=requested)
         provider = profile.provider or caller.record.provider
         workdir = request.working_directory
@@ -447,9 +513,10 @@ class Orchestration:
             workdir = workdir or caller.record.working_directory
         worker = CreateTerminalRequest(
             session_name=caller.record.session_name, agent_profile=request.agent_profile, provider=provider,
-            working_directory=workdir, caller_id=caller.id,
+            working_directory=workdir, caller_id=caller.id, model=request.model,
+            use_worktree=request.use_worktree, worktree_changes=request.worktree_changes,
         )
-        if self._pools is not None:
+        if self._pools is not None and not request.use_worktree:  # a warm worker has no worktree
             warm = await self._pools.take(profile, worker, extra=extra, requested=requested)
             if warm is not None:
                 return warm

@@ -92,6 +92,11 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
 
 def register_checked(pm: pluggy.PluginManager, plugin: object, name: str) -> None:
     """Register ``plugin`` and verify it, rolling back completely if anything is wrong."""
+    if pm.is_blocked(name):
+        # pluggy would ignore it without a word: a plugin of that name is switched off.
+        raise PluginError(f"plugin name {name!r} is switched off for this kernel (an entry point of that "
+                          f"name was not loaded: CAO_LOAD_PLUGINS, CAO_DISABLE_PLUGINS or --no-plugins); "
+                          f"register it under another name")
     try:
         pm.register(plugin, name=name)
     except Exception as exc:

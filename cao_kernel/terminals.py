@@ -39,13 +39,14 @@ from cao_hookspecs import (
     TerminalStatus,
 )
 
-from . import launching, resubmit, validate
+from . import launching, resubmit, validate, worktrees
 from .errors import AgentFailed, CaoError, Conflict, InvalidInput, NotFound, NotSupported, Timeout
 from .live import LiveTerminal
 from .readiness import Gates, McpGate, connect_timeout, settle_override
 from .screen_watch import ScreenWatch
 from .signal_channel import NativeSignal, SignalChannel, answer_of, open_channel, report_of
 from .status import StatusTracker
+from .terminal_cap import TerminalCap
 from .timeline import Timelines
 
 if TYPE_CHECKING:
@@ -116,9 +117,14 @@ class Terminals:
                                                                                       default=None)
     _settle: float | None = attrs.field(init=False, default=None)
     _first_of_session: set[str] = attrs.field(init=False, factory=set)  # whose readiness is told
+    # Told when a removed terminal's git worktree was kept for the work in it (its caller hears of it).
+    on_worktree_kept: Callable[[Terminal, Mapping[str, str], worktrees.Outcome], Any] | None = attrs.field(
+        init=False, default=None)
+    _cap: TerminalCap = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self._settle = settle_override(self._settings)  # a bad value stops the start, named
+        self._cap = TerminalCap(self._settings)
         registry = self._registry
         self._gates = Gates(self._settings, lambda: registry.mcp_servers, lambda: registry.routes)
         self._watch = ScreenWatch(self._live, self.backend, self._io, self._hooks, self.timelines)
@@ -319,14 +325,32 @@ class Terminals:
     async def _create(self, request: CreateTerminalRequest, *, new_session: bool, wait_ready: bool,
                       extra: Mapping[str, str] | None = None,
                       requested: TimelineEvent | None = None) -> Terminal:
+        terminal_id = launching.new_terminal_id()
+        # Before anything else (hooks included): a full server refuses with nothing made.
+        self._cap.reserve(terminal_id, self._live)
+        try:
+            return await self._create_reserved(terminal_id, request, new_session=new_session,
+                                               wait_ready=wait_ready, extra=extra, requested=requested)
+        finally:
+            self._cap.release(terminal_id)
+
+    async def _create_reserved(self, terminal_id: str, request: CreateTerminalRequest, *, new_session: bool,
+                               wait_ready: bool, extra: Mapping[str, str] | None,
+                               requested: TimelineEvent | None) -> Terminal:
         request = self._hooks.before("cao_before_terminal_create", request)
         assert request.session_name is not None
         profile = self._load_profile(validate.profile_name(request.agent_profile))
         provider = self._resolve_provider(request, profile)
         workdir = validate.working_directory(request.working_directory)
         model = validate.model(request.model or profile.model)
+        if request.model and not provider.capabilities.takes_model:
+            raise InvalidInput(f"provider {provider.name!r} cannot choose its model: it runs its CLI's own "
+                               f"default; leave 'model' out or pick a provider that takes one")
         extra_env = validate.env(request.env, allowed=self._allowed_env(profile))
-        terminal_id = launching.new_terminal_id()
+        # Checked before anything is made: a folder outside git is refused with nothing created.
+        planned = (await self._io.run(worktrees.plan, workdir, profile.name, terminal_id)
+                   if request.use_worktree else None)
+        source, workdir = workdir, planned.start_dir if planned is not None else workdir
         record = Terminal(
             id=terminal_id,
             name=f"{profile.name}-{secrets.token_hex(2)}",
@@ -338,6 +362,8 @@ class Terminals:
             allowed_tools=request.allowed_tools if request.allowed_tools is not None else profile.allowed_tools,
             created_at=time.time(),
             backend=self.backend.name,
+            worktree_branch=planned.branch if planned is not None else None,
+            worktree_path=planned.path if planned is not None else None,
         )
         runtime_dir = self._runtime_dir(terminal_id)
         # The native signal command and socket, for providers that write them into the CLI's hooks.
@@ -364,6 +390,14 @@ class Terminals:
         # After the launch: a CLI that is missing is the first thing to say; nothing is written before.
         gate_plan = self._gates.plan(profile)
         await self._io.run(launching.write_runtime_files, runtime_dir, plan.files)
+        if planned is not None:
+            try:
+                made = await self._io.run(lambda: worktrees.create(
+                    planned, self._worktree_journal, changes=request.worktree_changes, source=source))
+            except BaseException:
+                await self._remove_runtime_dir(terminal_id)
+                raise
+            extra = {**extra, **made.extra()}
         launch = TerminalLaunch(
             terminal_id=terminal_id,
             session_name=record.session_name,
@@ -508,6 +542,32 @@ class Terminals:
         except Exception:  # noqa: BLE001
             log.exception("cleaning up terminal %s failed", live.id)
         await self._remove_runtime_dir(live.id)
+        made = worktrees.Worktree.from_extra(live.id, live.extra)
+        if made is not None:  # nothing ran in it: it goes whatever it holds (copies of the caller's work)
+            await self._io.run(worktrees.drop, made, self._worktree_journal)
+
+    @property
+    def _worktree_journal(self) -> Path:
+        return self._home.root / "worktrees"
+
+    async def inspect_worktree(self, made: worktrees.Worktree) -> worktrees.Outcome:
+        """Whether a worktree holds work (commits or changes), without touching it."""
+        return await self._io.run(worktrees.inspect, made)
+
+    async def _settle_worktree(self, live: LiveTerminal) -> None:
+        """The removed terminal's worktree goes, unless the agent left work in it (then it is kept, and
+        whoever listens is told)."""
+        made = worktrees.Worktree.from_extra(live.id, live.extra)
+        if made is None:
+            return
+        try:
+            outcome = await self._io.run(worktrees.settle, made, self._worktree_journal)
+        except Exception:  # noqa: BLE001 - the terminal is gone either way; the journal keeps the worktree
+            log.exception("settling the git worktree of terminal %s failed", live.id)
+            return
+        log.info("terminal %s: %s", live.id, outcome.describe())
+        if outcome.kept and self.on_worktree_kept is not None:
+            self.on_worktree_kept(live.terminal(), dict(live.extra), outcome)
 
     def _runtime_dir(self, terminal_id: str) -> Path:
         """The folder of a terminal's private files (its provider's configuration, MCP entries)."""
@@ -583,6 +643,10 @@ class Terminals:
                 for name, terminals in sorted(members.items())
                 if all(live.tracker.failed_for_good for live in terminals)]
         return held + lost
+
+    def live_terminals(self) -> list[Terminal]:
+        """Every terminal this kernel runs, in every session, oldest first."""
+        return sorted((live.terminal() for live in self._live.values()), key=lambda t: t.created_at)
 
     async def list_terminals(self, session_name: str) -> list[Terminal]:
         name = validate.session_name(session_name)
@@ -754,6 +818,7 @@ class Terminals:
         if live.refresh_task is not None:
             live.refresh_task.cancel()
         await self._remove_runtime_dir(live.id)
+        await self._settle_worktree(live)
         if self._listener is not None:
             await self._listener.receiver_gone(live.id)
         self._hooks.after("cao_after_terminal_killed", terminal=live.terminal())
@@ -819,6 +884,9 @@ class Terminals:
             provider = self._registry.providers.get(record.provider)
             live = self._track(record, provider)
             live.extra = launching.extra_of(info)
+            made = worktrees.Worktree.from_extra(record.id, live.extra)
+            if made is not None:
+                live.record = attrs.evolve(record, worktree_branch=made.branch, worktree_path=made.path)
             self.timelines.start(record.id, at=record.created_at)
             live.starting = False
             assert live.started is not None
@@ -832,6 +900,18 @@ class Terminals:
                 live.tracker.fail(f"cannot watch terminal: {exc}")
                 continue
             self._watch.refresh(live)
+        await self._recover_worktrees()
+
+    async def _recover_worktrees(self) -> None:
+        """Settle the worktrees an earlier kernel made for terminals that are no longer running (it
+        stopped while making one, or before it removed one)."""
+        try:
+            outcomes = await self._io.run(worktrees.recover, self._worktree_journal, set(self._live))
+        except Exception:  # noqa: BLE001 - a repository moved or gone: tried again at the next start
+            log.exception("settling the git worktrees of an earlier run failed")
+            return
+        for outcome in outcomes:
+            log.info("terminal %s (gone): %s", outcome.worktree.terminal_id, outcome.describe())
 
 
 def digest(secret: str) -> str:

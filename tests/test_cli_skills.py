@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from hypothesis import given
@@ -131,3 +132,42 @@ def test_frontmatter_raises_only_value_error(text):
     except ValueError:
         return
     assert set(meta) == {"name", "description"}
+
+
+def _named_commands(text: str) -> list[list[str]]:
+    """Every ``cao ...`` command line the text names: code block lines and inline code, split into words
+    up to a comment or an alternative (``|``)."""
+    import re
+    import shlex
+
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.S | re.M)
+    lines = [line.strip() for block in blocks for line in block.splitlines()]
+    found = [line for line in lines if line.startswith("cao ")]
+    found += re.findall(r"`(cao [^`]+)`", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M))
+    commands = []
+    for line in found:
+        words = shlex.split(line.split(" #")[0].split(" | ")[0].replace("[", " ").replace("]", " "))
+        commands.append(words[1:])
+    return commands
+
+
+def test_every_command_and_flag_the_printed_guide_names_exists(tmp_path):
+    """`cao --skill` prints the shell guide; each command, subcommand and flag it names is one cao has."""
+    from cao_kernel.cli import GUIDE_SKILL, cli
+
+    printed = CliRunner().invoke(cli, ["--skill"], env={"CAO_HOME_DIR": str(tmp_path)})
+    assert printed.exit_code == 0
+    assert printed.output == next(s for s in list_skills() if s.name == GUIDE_SKILL).text()
+    commands = _named_commands(printed.output)
+    assert ["agent", "result", "JOB_ID"] in commands and len(commands) > 25
+    ctx = cli.make_context("cao", [], obj={}, resilient_parsing=True)
+    for words in commands:
+        command, path, named = cli, ["cao"], f"(the guide: cao {' '.join(words)})"
+        for word in words:
+            if word.startswith("-"):
+                options = {o for p in command.params for o in [*p.opts, *p.secondary_opts]}
+                assert word.split("=")[0] in options, f"{' '.join(path)} has no option {word} {named}"
+            elif isinstance(command, click.Group):  # a group takes no argument but a command's name
+                found = command.get_command(ctx, word)
+                assert found is not None, f"{' '.join(path)} has no command {word!r} {named}"
+                command, path = found, [*path, word]

@@ -417,6 +417,21 @@ def test_default_insertion_goes_above_the_last_block():
     assert insert_above_last_block("", "BUSY") == "BUSY\n"
 
 
+def test_default_insertion_goes_above_an_input_box_drawn_as_two_rules():
+    from cao_kernel.testing.conformance import insert_above_last_block
+
+    # The empty input row between the rules splits the box into two blocks: the row still goes above it.
+    rule = "─" * 30
+    box = f"{rule}\n\n{rule}\n~/project\n"
+    assert insert_above_last_block(f"answer\n\n{box}", "BUSY") == f"answer\n\nBUSY\n{box}"
+    # With corners, and a status row drawn right on the top edge, which stays with the box.
+    top, bottom = "╭" + rule + "╮", "╰" + rule + "╯"
+    screen = f"answer\n\nstatus\n{top}\n\n{bottom}\nfooter"
+    assert insert_above_last_block(screen, "BUSY") == f"answer\n\nBUSY\nstatus\n{top}\n\n{bottom}\nfooter"
+    # A lone rule with text above it, not a box: the row goes above the last block as before.
+    assert insert_above_last_block(f"answer\n\n{rule}\nfooter", "BUSY") == f"answer\n\nBUSY\n{rule}\nfooter"
+
+
 def test_loading_screens_never_raises_on_bad_content(tmp_path):
     from cao_kernel.testing.screens import load_screens, manifest_problems
 

@@ -1,5 +1,5 @@
-"""The assign example on real agent CLIs (Claude Code, Codex, Qwen Code, Hermes Agent, Grok Build), each on
-a scripted model server.
+"""The assign example on real agent CLIs (Claude Code, Codex, Qwen Code, Hermes Agent, Grok Build, pi,
+Oh My Pi), each on a scripted model server.
 
 The example runs as a user runs it (``python examples/run_example.py assign --provider P``), with the
 model API passed through the runner's ``--env``. One scripted server per wire format answers all five

@@ -244,6 +244,25 @@ def test_cao_no_plugins_shows_plugins_blocked():
     assert helped.returncode == 0 and "fixture-hello" not in helped.stdout
 
 
+def test_a_plugin_registered_under_a_switched_off_name_is_refused_by_name(cao_home: Path):
+    # pluggy ignores a registration under a blocked name without a word; the plugin's hooks then never
+    # run. The kernel says so instead.
+    from cao_hookspecs import hookimpl
+    from cao_kernel.errors import PluginError
+    from cao_kernel.kernel import Kernel
+    from cao_kernel.plugins import LoadPolicy
+
+    class Observer:
+        @hookimpl
+        def cao_after_terminal_created(self, terminal):
+            pass
+
+    kernel = Kernel(policy=LoadPolicy(only=("tmux",)), home=cao_home)
+    with pytest.raises(PluginError, match="plugin name 'mock_cli' is switched off"):
+        kernel.register_plugin(Observer(), name="mock_cli")
+    assert kernel.register_plugin(Observer(), name="observer") == "observer"
+
+
 async def test_list_providers_finds_a_program_through_its_override_variable(cao_home: Path, tmp_path: Path,
                                                                            monkeypatch):
     from cao_hookspecs import ProviderSpec, hookimpl

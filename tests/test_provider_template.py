@@ -88,10 +88,11 @@ def test_new_renders_a_complete_package(tmp_path):
     expected = {
         "pyproject.toml", "README.md", "CHANGELOG.md", "scripts/record_screens.py",
         *(f"{module}/{name}.py"
-          for name in ("__init__", "plugin", "provider", "launch", "screen", "dialogs", "prompts")),
+          for name in ("__init__", "plugin", "provider", "launch", "screen", "dialogs", "prompts",
+                       "signals")),
         *(f"tests/{name}.py"
           for name in ("conftest", "test_conformance", "test_screen", "test_prompts", "test_launch",
-                       "test_live")),
+                       "test_live", "test_signals")),
         "tests/programs/example_cli.py", f"{SCREENS}/manifest.json",
         *(f"{SCREENS}/{name}.txt" for name in screen_names()),
     }
@@ -108,7 +109,16 @@ def test_new_renders_a_complete_package(tmp_path):
     assert project["project"]["name"] == "cao-provider-acme-cli"
     assert project["project"]["dependencies"] == ["cao-hookspecs", "cao-launch-core", "cao-screen-core"]
     assert project["project"]["entry-points"] == {"cao": {"acme_cli": "cao_provider_acme_cli.plugin"}}
-    assert {"cao-kernel", "cao-tmux"} <= set(project["project"]["optional-dependencies"]["test"])
+    test_extra = project["project"]["optional-dependencies"]["test"]
+    # What the live tests start: the tmux backend, and a real cao server with its inbox and MCP server.
+    assert {"cao-kernel", "cao-testkit", "cao-tmux", "cao-server", "cao-mcp", "cao-inbox-sqlite",
+            "cao-provider-mock", "pytest-timeout>=2.3"} <= set(test_extra)
+    # Rendered into providers/, every cao package it names comes from the workspace.
+    requirements = [*project["project"]["dependencies"], *test_extra]
+    named = {re.match(r"[a-z0-9-]+", text).group() for text in requirements}
+    sources = project["tool"]["uv"]["sources"]
+    assert {name for name in named if name.startswith("cao-")} == set(sources)
+    assert all(source == {"workspace": True} for source in sources.values())
     assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [module]
     launch = files[f"{module}/launch.py"].decode()
     assert 'BINARY = "acme"' in launch and 'BINARY_ENV = "CAO_ACME_CLI_BIN"' in launch
@@ -137,13 +147,17 @@ kernel.pm.check_pending()
 spec = kernel.providers["acme_cli"]
 print(json.dumps({"name": spec.name, "binary": spec.binary, "binary_env": spec.binary_env,
                   "dialogs": [d.name for d in spec.startup_dialogs], "versions": list(spec.tested_versions),
-                  "idle": spec.detect_status(">").status.value}))
+                  "idle": spec.detect_status(">").status.value,
+                  "native": [spec.capabilities.native_status, spec.native_signal.__module__,
+                             spec.native_answer.__module__], "takes_model": spec.capabilities.takes_model}))
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                           cwd=tmp_path / "cao-provider-acme-cli" / "src", check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"name": "acme_cli", "binary": "acme", "binary_env": "CAO_ACME_CLI_BIN",
-                                       "dialogs": ["trust folder"], "versions": ["0.1.0"], "idle": "idle"}
+                                       "dialogs": ["trust folder"], "versions": ["0.1.0"], "idle": "idle",
+                                       "native": [False, "cao_provider_acme_cli.signals",
+                                                  "cao_provider_acme_cli.signals"], "takes_model": True}
 
 
 def test_the_template_uses_only_placeholders_cao_and_cookiecutter_both_render():
@@ -281,7 +295,8 @@ def installed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     package = out / "cao-provider-acme-cli"
     venv = isolation.IsolatedVenv(tmp_path_factory.mktemp("venv") / "venv").create()
     house = isolation.shared_wheelhouse(request.config, tmp_path_factory)
-    venv.install(isolation.read_member(package), package.as_uri(), house)
+    # From its wheel, built without sources: the workspace sources it names are for providers/ only.
+    venv.install(isolation.read_member(package), house.wheel_of(package).as_uri(), house)
     return package, venv
 
 
@@ -298,6 +313,23 @@ def test_generated_tests_pass_and_cao_plugins_lists_the_provider(installed, cao_
     assert done.returncode == 0, done.stderr
     listed = re.search(r"^acme_cli\s+active\s+cao-provider-acme-cli 0\.1\.0$", done.stdout, re.MULTILINE)
     assert listed, done.stdout
+
+
+@pytest.mark.template
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_test_extra_holds_what_the_live_tests_start(installed, cao_home):
+    # Installed with only its test extra, the package has every plugin a live cao server loads
+    # (cao_testkit.server_process.live_server_plugins), and its live tests collect.
+    package, venv = installed
+    done = venv.run(["cao", "plugins"], cwd=package, env={"CAO_HOME_DIR": str(cao_home)})
+    assert done.returncode == 0, done.stderr
+    for plugin in ("tmux", "acme_cli", "mock_cli", "inbox_sqlite", "server", "mcp"):
+        assert re.search(rf"^{plugin}\s+active\s", done.stdout, re.MULTILINE), (plugin, done.stdout)
+    done = venv.run(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only",
+                     "tests/test_live.py"], cwd=package)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_a_terminal_of_a_real_cao_server_answers" in done.stdout, done.stdout
 
 
 @pytest.mark.template

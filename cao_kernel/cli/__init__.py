@@ -199,8 +199,23 @@ class CaoGroup(click.Group):
                 formatter.write_dl(rows)
 
 
+# The guide `cao --skill` prints: the skill for whoever drives cao from a shell (a person or an agent).
+GUIDE_SKILL = "cao-sessions"
+
+
+def _print_guide(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from .skills_cmd import SKILL_FILE, skills_root
+
+    click.echo((skills_root() / GUIDE_SKILL / SKILL_FILE).read_text(encoding="utf-8"), nl=False)
+    ctx.exit()
+
+
 @click.group(cls=CaoGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cao-kernel", prog_name="cao", message="%(prog)s %(version)s")
+@click.option("--skill", is_flag=True, is_eager=True, expose_value=False, callback=_print_guide,
+              help="Print the guide for an agent (or a person) driving cao from a shell, then exit.")
 @click.option("--no-plugins", is_flag=True, help="Load no plugin from entry points (recovery mode).")
 @click.pass_context
 def cli(ctx: click.Context, no_plugins: bool) -> None:

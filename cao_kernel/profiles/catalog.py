@@ -66,6 +66,41 @@ class ProfileCatalog:
                     continue
         return [found[name] for name in sorted(found)]
 
+    # -- the local store's editing (``edit.py``) --------------------------------------------------
+
+    def source(self, name: str) -> str:
+        """The profile's text as stored, ``${VAR}`` placeholders left as written (an in-memory profile
+        is written out as Markdown)."""
+        if name in self._profiles:
+            from .parse import serialize_profile
+
+            return serialize_profile(self._profiles[name])
+        from .store import ProfileStore
+
+        return ProfileStore(self._home, self._provider_dirs()).read(name)[0]
+
+    def save(self, name: str, text: str, *, replace: bool) -> None:
+        from .edit import save_profile
+
+        save_profile(self._home, name, text, replace=replace)
+
+    def delete(self, name: str) -> None:
+        from .edit import delete_profile
+
+        delete_profile(self._home, name)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every loadable profile as a listing row (name, source, description, capabilities, tags, role)."""
+        from .store import ProfileStore
+
+        rows = {p.name: {"name": p.name, "source": p.source or "memory", "description": p.description,
+                         "capabilities": list(p.capabilities), "tags": list(p.tags), "role": p.role}
+                for p in self._profiles.values()}
+        for entry in ProfileStore(self._home, self._provider_dirs()).list():
+            if entry.loadable and entry.name not in rows:
+                rows[entry.name] = entry.to_dict()
+        return [rows[name] for name in sorted(rows)]
+
     async def install(
         self, source: str, *, provider: str | None = None, env: Sequence[str] | None = None, **options: Any
     ) -> Any:

@@ -24,7 +24,15 @@ What a subclass may set besides the three required attributes:
   ask the user anything drops ``waiting_user_answer``).
 - ``busy_lines``: rows copied from recorded processing screens that show a spinner or a running tool.
   Each is put into every completed screen with :meth:`ProviderConformance.insert_busy_line`, and the
-  result must read as processing; override that method to say where the CLI draws such a row.
+  result must read as processing. By default the row goes above the screen's last block of rows (above
+  the input box, also one drawn as two rules around an empty row); a CLI that draws it elsewhere (in
+  its footer, in place of its prompt) overrides that method, finding the place from the bottom::
+
+      def insert_busy_line(self, screen: str, line: str) -> str:
+          rows = screen.split("\\n")
+          footer = max(i for i, row in enumerate(rows) if row.strip())
+          return "\\n".join([*rows[:footer], line, *rows[footer + 1:]])
+
 - ``check_extraction_outside_completed``: when true (the default), ``extract_last_message`` must raise
   ``ValueError`` on every screen that is not completed; set it false for a CLI whose extractor returns
   an earlier turn's answer while a new turn runs. Either way it may raise nothing but ``ValueError``.
@@ -58,6 +66,8 @@ __all__ = ["ProviderConformance", "insert_above_last_block", "load_provider"]
 
 _DEFAULT_REQUIRED = ("idle", "processing", "completed", "waiting_user_answer", "error")
 _SHOWN_ROWS = 14
+# A horizontal rule, bare or with the corners of a box's top or bottom edge.
+_RULE = re.compile(r"[╭┌╰└]?[─━═]{3,}[╮┐╯┘]?")
 
 
 @functools.cache
@@ -93,16 +103,36 @@ def load_provider(entry_point: str, provider_name: str) -> ProviderSpec:
     return _load(entry_point, provider_name)
 
 
+def _block_start(rows: Sequence[str], end: int) -> int:
+    """The first row of the block of non-blank rows that ends just before ``end``."""
+    start = end
+    while start > 0 and rows[start - 1].strip():
+        start -= 1
+    return start
+
+
+def _is_rule(row: str) -> bool:
+    return bool(_RULE.fullmatch(row.strip()))
+
+
 def insert_above_last_block(screen: str, line: str) -> str:
     """``screen`` with ``line`` inserted just above its last block of non-blank rows (the input area
-    and footer of most agent CLIs)."""
+    and footer of most agent CLIs).
+
+    An input box drawn as two rules around an empty input row reads as two blocks, the last starting
+    with the box's bottom rule; the row then goes above the block holding the box's top rule, not
+    between the rules (where no CLI draws a spinner)."""
     rows = screen.split("\n")
     end = len(rows)
     while end > 0 and not rows[end - 1].strip():
         end -= 1
-    start = end
-    while start > 0 and rows[start - 1].strip():
-        start -= 1
+    start = _block_start(rows, end)
+    if start < end and _is_rule(rows[start]):
+        top = start - 1
+        while top >= 0 and not rows[top].strip():
+            top -= 1
+        if top >= 0 and _is_rule(rows[top]):
+            start = _block_start(rows, top + 1)
     return "\n".join([*rows[:start], line, *rows[start:]])
 
 
@@ -203,8 +233,9 @@ class ProviderConformance:
 
     def insert_busy_line(self, screen: str, line: str) -> str:
         """``screen`` (a completed one) with the busy row ``line`` drawn where the CLI draws it while
-        a turn runs. The default puts it just above the last block of non-blank rows; override it
-        for a CLI that draws spinners elsewhere."""
+        a turn runs. The default (:func:`insert_above_last_block`) puts it just above the last block
+        of non-blank rows, or above an input box drawn as two rules; override it for a CLI that draws
+        spinners elsewhere, placing the row where the recorded processing screens show it."""
         return insert_above_last_block(screen, line)
 
     def is_busy_line(self, row: str) -> bool:

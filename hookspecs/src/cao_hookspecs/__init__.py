@@ -18,9 +18,11 @@ from .errors import (
     NotFound,
     NotSupported,
     PluginError,
+    TerminalLimit,
     Timeout,
     Vetoed,
 )
+from .handoff_jobs import HandoffJob
 from .markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl
 from .prompts import *  # noqa: F403
 from .prompts import __all__ as _prompts_all
@@ -43,6 +45,8 @@ __all__ = [
     "NotFound",
     "NotSupported",
     "PluginError",
+    "TerminalLimit",
+    "HandoffJob",
     "Timeout",
     "Vetoed",
     "ENTRY_POINT_GROUP",

@@ -53,6 +53,13 @@ class NotSupported(CaoError):
     http_status = 501
 
 
+class TerminalLimit(CaoError):
+    """Creating a terminal would pass the cap on live terminals (``CAO_MAX_TERMINALS``); nothing was
+    created. Upstream answers this with 429 too, so a scheduler can retry elsewhere or later."""
+
+    http_status = 429
+
+
 class PluginError(CaoError):
     """A plugin could not be loaded or registered, or two plugins claim the same name."""
 
@@ -60,6 +67,7 @@ class PluginError(CaoError):
 ERRORS_BY_NAME: dict[str, type[CaoError]] = {
     cls.__name__: cls
     for cls in (
-        CaoError, InvalidInput, NotFound, Conflict, Vetoed, Timeout, AgentFailed, NotSupported, PluginError
+        CaoError, InvalidInput, NotFound, Conflict, Vetoed, Timeout, AgentFailed, NotSupported, PluginError,
+        TerminalLimit,
     )
 }

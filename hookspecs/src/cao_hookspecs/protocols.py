@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from .activity import Activity
+from .handoff_jobs import HandoffJob
 from .prompts import PromptEvent
 from .timeline import TimelineEvent
 from .types import (
@@ -277,13 +278,36 @@ class KernelAPI(Protocol):
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
+        worktree_changes: bool = False, job_id: str | None = None,
     ) -> DelegationResult:
         """Start a worker on ``message``, wait for its answer, remove it. A retry with the same ``call_id``
-        (same caller) joins or resumes the call, across restarts, instead of starting a second worker."""
+        (same caller) joins or resumes the call, across restarts, instead of starting a second worker.
+        ``model`` runs the worker on that model instead of its profile's (``InvalidInput`` where the
+        worker's provider cannot choose one).
+
+        ``use_worktree``: the worker runs in its own git worktree and branch made from the caller's
+        ``HEAD`` (``worktree_changes``: with the caller's uncommitted changes copied in); the result names
+        branch and folder when the worker left commits or changes there, else the worktree goes with it.
+        ``InvalidInput`` when the caller's folder is not in a git repository.
+
+        With a ``job_id`` (``cao_hookspecs.handoff_jobs``: 32 lowercase hex, chosen by the caller) the
+        call runs to its end even when its caller stops waiting, and its state and answer are stored
+        under the id in the cao home: :meth:`get_handoff_result` reads them, also after a restart.
+        ``InvalidInput`` for a malformed job id, ``Conflict`` for one already used."""
         ...
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult: ...
+    async def get_handoff_result(self, job_id: str) -> HandoffJob:
+        """The state and answer of the handoff started with ``job_id``. ``NotFound`` for an id never used
+        or past its keeping time; ``InvalidInput`` for a malformed id."""
+        ...
+
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *, model: str | None = None,
+                     use_worktree: bool = False, worktree_changes: bool = False) -> DelegationResult:
+        """Start a worker on ``message`` and return at once. ``model``, ``use_worktree`` and
+        ``worktree_changes`` as for :meth:`handoff`; a worktree kept when the worker is removed is reported
+        in the caller's inbox."""
+        ...
 
     async def answer_user_prompt(
         self, terminal_id: str, answer: str, *, prompt_id: str | None = None, as_terminal: str | None = None

@@ -135,6 +135,9 @@ class ProviderCapabilities:
       recording it) when the terminal's backend keeps no input marks, so it cannot know whether the text
       went in: ``"retype"`` types it again (at least once: the agent may read it twice) or ``"report"``
       marks it ``uncertain`` and tells its sender (at most once: it may never have arrived).
+    - ``takes_model``: the launch passes ``LaunchContext.model`` to the CLI, so a launch, handoff or
+      assign may choose the model; where it is false such a request is refused (400) rather than
+      silently run on the CLI's own default.
     """
 
     accepts_input_while_busy: bool = False
@@ -145,6 +148,7 @@ class ProviderCapabilities:
     mcp_settle: float = 0.0
     uncertain_delivery: str = attrs.field(default="retype",
                                           validator=attrs.validators.in_(("retype", "report")))
+    takes_model: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -212,6 +216,7 @@ class Terminal:
     ``id`` is 8 lowercase hex characters, ``name`` the window name (``<profile>-<4 hex>``),
     ``caller_id`` the terminal that created it through handoff or assign. ``prompt`` is the prompt the
     agent waits on, while its status is ``waiting_user_answer`` and the prompt could be read.
+    ``worktree_branch`` and ``worktree_path``: the git worktree it was started in (``use_worktree``).
     """
 
     id: str
@@ -226,6 +231,8 @@ class Terminal:
     status: TerminalStatus = attrs.field(default=TerminalStatus.UNKNOWN, converter=TerminalStatus)
     backend: str = "tmux"
     prompt: OpenPrompt | None = None
+    worktree_branch: str | None = None
+    worktree_path: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -554,7 +561,12 @@ class InputMark:
 
 @attrs.frozen(kw_only=True)
 class CreateTerminalRequest:
-    """A request to start a terminal, as before-hooks see it (and may return rewritten)."""
+    """A request to start a terminal, as before-hooks see it (and may return rewritten).
+
+    ``use_worktree``: start it in a new git worktree of the repository holding ``working_directory``, on
+    its own branch from that checkout's ``HEAD``; ``worktree_changes``: copy that checkout's uncommitted
+    changes into it (see ``cao_kernel.worktrees``).
+    """
 
     agent_profile: str
     provider: str | None = None
@@ -565,11 +577,15 @@ class CreateTerminalRequest:
     model: str | None = None
     yolo: bool = False
     env: Mapping[str, str] = attrs.field(factory=dict, converter=_frozen_mapping)
+    use_worktree: bool = False
+    worktree_changes: bool = False
 
 
 @attrs.frozen(kw_only=True)
 class DelegationRequest:
-    """A handoff or assign, as before-hooks see it. ``timeout`` applies to handoff only."""
+    """A handoff or assign, as before-hooks see it. ``timeout`` applies to handoff only; ``model``
+    overrides the worker profile's model (None: the profile's); ``use_worktree`` and
+    ``worktree_changes`` as in ``CreateTerminalRequest``."""
 
     kind: OrchestrationType = attrs.field(converter=OrchestrationType)
     caller_id: str | None
@@ -577,12 +593,17 @@ class DelegationRequest:
     message: str
     timeout: float = 600.0
     working_directory: str | None = None
+    model: str | None = None
+    use_worktree: bool = False
+    worktree_changes: bool = False
 
 
 @attrs.frozen(kw_only=True)
 class DelegationResult:
     """How a handoff or assign ended. ``output`` is the worker's answer (handoff); ``terminal_id``
-    the worker; ``message`` the human-readable summary given to the caller."""
+    the worker; ``message`` the human-readable summary given to the caller. ``worktree_branch`` and
+    ``worktree_path``: the worker's git worktree (``use_worktree``), for a handoff only when it was kept
+    because the worker left commits or changes in it."""
 
     kind: OrchestrationType = attrs.field(converter=OrchestrationType)
     success: bool
@@ -592,3 +613,5 @@ class DelegationResult:
     terminal_id: str | None = None
     output: str | None = None
     duration: float = 0.0
+    worktree_branch: str | None = None
+    worktree_path: str | None = None

@@ -31,7 +31,8 @@ from cao_testkit.waiting import wait_until
 from .conftest import start_server
 
 MCP_SERVER = str(Path(sys.executable).parent / "cao-mcp-server")
-BUILTINS = {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt"}
+BUILTINS = {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt",
+            "get_handoff_result"}
 HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "httpx", "httpcore", "anyio", "starlette",
          "uvicorn")
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

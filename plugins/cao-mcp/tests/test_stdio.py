@@ -17,7 +17,8 @@ from cao_hookspecs import CreateTerminalRequest
 
 pytestmark = pytest.mark.tmux
 
-BUILTINS = {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt"}
+BUILTINS = {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt",
+            "get_handoff_result"}
 ID = re.compile(r"^[0-9a-f]{8}$")
 
 

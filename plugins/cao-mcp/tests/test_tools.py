@@ -100,7 +100,7 @@ async def test_plugin_tools_join_the_built_in_ones(kernel: Any, caplog: Any) -> 
     async with Client(server) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(listed) == {"handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt",
-                               "echo", "explode"}
+                               "get_handoff_result", "echo", "explode"}
         assert listed["assign"].description.startswith("Start a worker agent")
         assert listed["echo"].input_schema["required"] == ["text"]
         assert "cao_ctx" not in json.dumps(listed["echo"].input_schema)

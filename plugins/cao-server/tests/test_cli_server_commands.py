@@ -493,3 +493,25 @@ def test_commands_report_a_missing_server_in_one_line(tmp_path: Path) -> None:
         f"Server: http://127.0.0.1:{port} (not running; start it with `cao server`)",
         "Not currently in a CAO session.",
     ]
+
+
+def test_launch_use_worktree_starts_the_agent_in_a_worktree_of_the_folder(live: Server,
+                                                                         tmp_path: Path) -> None:
+    repo, plain = tmp_path / "repo", tmp_path / "plain"
+    plain.mkdir()
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["-c", "user.name=Dev", "-c", "user.email=dev@example.com",
+                                                "commit", "-q", "--allow-empty", "-m", "one"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    base = ("launch", "--agents", "developer", "--provider", "mock_cli", "--headless", "--yolo")
+    launched = live.ok(*base, "--session-name", "wtl", "--working-directory", str(repo), "--use-worktree")
+    worktree = launched.stdout.splitlines()[2]
+    assert re.fullmatch(rf"Worktree: {re.escape(str(repo))}/\.cao/worktrees/([0-9a-f]{{8}}) "
+                        r"\(branch cao/developer-\1\)", worktree), launched.stdout
+    folder = Path(worktree.split()[1])
+    assert folder.is_dir()
+    refused = live.cao(*base, "--session-name", "wtn", "--working-directory", str(plain), "--use-worktree")
+    assert refused.returncode == 1 and "is not inside a git repository" in refused.stderr, refused.stderr
+    assert "cao-wtn" not in live.session_names() and list(plain.iterdir()) == []
+    live.ok("shutdown", "--session", "cao-wtl")
+    assert not folder.exists()

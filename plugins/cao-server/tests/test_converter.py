@@ -70,6 +70,11 @@ REQUEST = CreateTerminalRequest(
     caller_id="0badf00d", allowed_tools=["fs_read"], model="m1", yolo=True, env={"A": "1"},
 )
 BARE_REQUEST = CreateTerminalRequest(agent_profile="developer", working_directory="/work/x")
+WORKTREE_REQUEST = CreateTerminalRequest(agent_profile="developer", working_directory="/work/x",
+                                         use_worktree=True, worktree_changes=True)
+WORKTREE = {"worktree_branch": "cao/developer-12345678", "worktree_path": "/work/x/.cao/worktrees/12345678"}
+WORKTREE_TERMINAL = attrs.evolve(BARE_TERMINAL, **WORKTREE)
+WORKTREE_RESULT = attrs.evolve(RESULT, **WORKTREE)
 TOOL = McpToolSpec(name="review", description="Reviews a diff", factory=lambda kernel, caller: print)
 
 
@@ -102,6 +107,9 @@ WRITTEN: dict[str, Callable[[], Any]] = {
     "session_creation": lambda: _creation_body(REQUEST, True, session_name=REQUEST.session_name),
     "terminal_creation": lambda: _creation_body(REQUEST, False, caller_id=REQUEST.caller_id),
     "bare_creation": lambda: _creation_body(BARE_REQUEST, True, session_name=None),
+    "worktree_creation": lambda: _creation_body(WORKTREE_REQUEST, True, session_name=None),
+    "terminal_in_worktree": lambda: wire.terminal_json(WORKTREE_TERMINAL),
+    "delegation_in_worktree": lambda: wire.delegation_json(WORKTREE_RESULT),
     "cli_summary": lambda: _render.terminal_summary(TERMINAL),
     "cli_terminal": lambda: _render.terminal_json(TERMINAL),
     "cli_message": lambda: _render.message_json(MESSAGE),
@@ -110,6 +118,23 @@ WRITTEN: dict[str, Callable[[], Any]] = {
 # What the server answered, its client sent and the commands printed for the records above before
 # they converted through cattrs, as compact JSON.
 EXPECTED = {
+    # A worktree's fields appear only on what was started in one (everything else reads as before).
+    'worktree_creation': (
+        '{"agent_profile":"developer","working_directory":"/work/x","yolo":false,"use_worktree":true,'
+        '"worktree_changes":true,"wait_ready":true}'
+    ),
+    'terminal_in_worktree': (
+        '{"id":"12345678","name":"w","session_name":"cao-s","provider":"p","agent_profile":"a",'
+        '"working_directory":null,"caller_id":null,"allowed_tools":null,"created_at":null,'
+        '"status":"unknown","backend":"tmux","worktree_branch":"cao/developer-12345678",'
+        '"worktree_path":"/work/x/.cao/worktrees/12345678","last_active":null,"tmux_session":"cao-s",'
+        '"tmux_window":"w"}'
+    ),
+    'delegation_in_worktree': (
+        '{"kind":"handoff","success":true,"message":"done","agent_profile":"reviewer","caller_id":"0badf00d",'
+        '"terminal_id":"deadbeef","output":"LGTM","duration":12.25,"worktree_branch":"cao/developer-12345678",'
+        '"worktree_path":"/work/x/.cao/worktrees/12345678"}'
+    ),
     'terminal': (
         '{"id":"0badf00d","name":"developer-1a2b","session_name":"cao-crew","provider":"mock_cli",'
         '"agent_profile":"developer","working_directory":"/work/café","caller_id":"deadbeef",'
@@ -225,6 +250,8 @@ def test_the_json_is_what_the_api_always_wrote(name: str):
     ("message", wire.message_from_json, MESSAGE),
     ("message_fresh", wire.message_from_json, FRESH_MESSAGE),
     ("delegation", wire.delegation_from_json, RESULT),
+    ("terminal_in_worktree", wire.terminal_from_json, WORKTREE_TERMINAL),
+    ("delegation_in_worktree", wire.delegation_from_json, WORKTREE_RESULT),
 ])
 def test_the_client_reads_those_answers_back(name: str, read: Callable[[Any], Any], record: Any):
     assert read(json.loads(EXPECTED[name])) == record

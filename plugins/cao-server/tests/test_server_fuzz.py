@@ -44,8 +44,9 @@ EXCLUDED = {
 # Creating a terminal is refused with 400 for what no schema can state: a folder that does not exist, an
 # environment variable name (OpenAPI 3.0 cannot constrain a map's keys); and send_message without a
 # receiver needs a sender created by another terminal; an answer needs one of answer, option and text,
-# which a body read from the query as well cannot state. 403 is the agent budget below. The deletes aim at
-# a terminal of their own, so the one the other routes aim at lives on.
+# which a body read from the query as well cannot state. Folder settings are refused with 400 for a folder
+# that does not exist or is not configured, which no schema can state either. 403 is the agent budget
+# below. The deletes aim at a terminal of their own, so the one the other routes aim at lives on.
 CONFIG = """
 [[operations]]
 include-operation-id = "wait_status"
@@ -69,6 +70,9 @@ parameters = { "path.terminal_id" = "DOOMED_ID", "path.session_name" = "DOOMED_S
 include-operation-id = "send_message"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404", "409"]
 
+[[operations]]
+include-operation-id-regex = "^set_(agent|skill)_dirs$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400"]
 [[operations]]
 include-operation-id = "answer"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "403", "404", "409"]
@@ -125,7 +129,9 @@ def fuzzed_server(tmp_path_factory: pytest.TempPathFactory):
 
     home = tmp_path_factory.mktemp("fuzz-home")
     workdir = tmp_path_factory.mktemp("fuzz-project")
-    with private_tmux_socket() as tmux:
+    # A creation with use_worktree and no folder uses the server's own: never the repository under test.
+    with pytest.MonkeyPatch.context() as patch, private_tmux_socket() as tmux:
+        patch.chdir(workdir)
         # Plain mock agents: this kernel serves no MCP tools, so a profile asking for them is refused.
         kernel = build_kernel(home, tmux.socket_path, "tmux", "mock_cli", "inbox_sqlite", agents=("fuzzer",))
         kernel.register_plugin(AgentBudget(2 + AGENTS), name="fuzz-agent-budget")

@@ -56,7 +56,9 @@ async def test_a_model_error_is_reported_with_its_message(live, workdir):
         term = await live.start_session(kernel, workdir)
         await kernel.send_input(term.id, "Please fail.")
         report = await kernel.wait_for_status(term.id, {TerminalStatus.ERROR}, timeout=20)
-        assert "Bad request (400)" in report.evidence
+        # Grok's StopFailure hook ("API error (status 400 ...)") or its screen ("Bad request (400)"),
+        # whichever reaches the tracker first on a busy machine: both name the status and the words.
+        assert "400" in report.evidence
         assert "the model refused this request" in report.evidence
 
 

@@ -53,6 +53,8 @@ __all__ = [
     "gemini_cli",
     "hermes",
     "grok_cli",
+    "pi",
+    "omp",
     "phases",
     "qwen_code",
     "run_assign",
@@ -423,9 +425,50 @@ def grok_cli(folder: Path, roles: RoleScript) -> ScriptedCli:
     return ScriptedCli(version=cli.version, server=server, model_env=env)
 
 
+def pi(folder: Path, roles: RoleScript) -> ScriptedCli:
+    """pi at its newest tested version, against a Chat Completions server answering ``roles``, named as the
+    default provider in the user's agent folder under ``folder`` (``PI_CODING_AGENT_DIR``; cao's provider
+    builds each agent's private folder from it)."""
+    from .models.chat import ChatServer
+    from .models.cli import install_npm_cli
+
+    cli = install_npm_cli("@mariozechner/pi-coding-agent", _newest_tested("pi"), "pi")
+    server = ChatServer(roles, models=("scripted",)).start()
+    agent_dir = folder / "pi-agent"
+    agent_dir.mkdir()
+    models = {"providers": {"scripted": {"baseUrl": server.base_url, "api": "openai-completions",
+                                         "apiKey": "sk-scripted-key", "models": [{"id": "scripted"}]}}}
+    (agent_dir / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    settings = {"defaultProvider": "scripted", "defaultModel": "scripted"}
+    (agent_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    env = {"PI_CODING_AGENT_DIR": str(agent_dir), "CAO_PI_BIN": str(cli.binary), "TERM": "xterm-256color"}
+    return ScriptedCli(version=cli.version, server=server, model_env=env)
+
+
+def omp(folder: Path, roles: RoleScript) -> ScriptedCli:
+    """Oh My Pi at its newest tested version (with Bun beside it, which runs it), against a Chat
+    Completions server answering ``roles``, declared as the user's model provider in an agent folder
+    under ``folder`` (``PI_CODING_AGENT_DIR``; cao's provider builds each agent's private one from it),
+    whose settings make it the default model (the example's profiles name none)."""
+    from .models.chat import ChatServer
+    from .models.cli import install_npm_cli
+
+    cli = install_npm_cli("@oh-my-pi/pi-coding-agent", _newest_tested("omp"), "omp",
+                          with_packages=["bun@1.4.5"])
+    server = ChatServer(roles, models=("scripted",)).start()
+    agent = folder / "omp-user" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "models.yml").write_text(
+        f"providers:\n  scripted:\n    baseUrl: {server.base_url}\n    api: openai-completions\n"
+        "    apiKey: sk-scripted-key\n    models:\n      - id: scripted\n", encoding="utf-8")
+    (agent / "config.yml").write_text("modelRoles:\n  default: scripted/scripted\n", encoding="utf-8")
+    env = {"PI_CODING_AGENT_DIR": str(agent), "CAO_OMP_BIN": str(cli.binary), "TERM": "xterm-256color"}
+    return ScriptedCli(version=cli.version, server=server, model_env=env, path=[cli.bin_dir])
+
+
 CLIS: dict[str, Callable[[Path, RoleScript], ScriptedCli]] = {
     "claude_code": claude_code, "codex": codex, "gemini_cli": gemini_cli, "qwen_code": qwen_code,
-    "hermes": hermes, "grok_cli": grok_cli}
+    "hermes": hermes, "grok_cli": grok_cli, "pi": pi, "omp": omp}
 
 
 # -- one run ------------------------------------------------------------------------------------------

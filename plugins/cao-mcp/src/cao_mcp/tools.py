@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from cao_hookspecs import KernelAPI
 
 MAX_TIMEOUT = 3600
-BUILTIN_NAMES = ("handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt")
+BUILTIN_NAMES = ("handoff", "assign", "send_message", "delete_terminal", "answer_user_prompt",
+                 "get_handoff_result")
+HANDOFF_REPLY_SETTING = "CAO_MCP_HANDOFF_REPLY_AFTER"
+DEFAULT_HANDOFF_REPLY = 540.0
 
 SERVER_INSTRUCTIONS = (
     "cao runs agents in terminals and lets them delegate to each other. handoff gives a task to a new "
@@ -181,10 +184,34 @@ def _fields(record: Any, names: tuple[str, ...]) -> dict[str, Any]:
     return to_json_fields(record, names)
 
 
+# -- worktrees (handoff and assign) ----------------------------------------------------------------
+
+USE_WORKTREE_HELP = (
+    "Run the worker in its own git worktree on a new branch made from your current commit, so it cannot "
+    "disturb your files or other workers. Kept and named to you when the worker leaves commits or "
+    "changes in it; removed with the worker otherwise."
+)
+WORKTREE_CHANGES_HELP = "With use_worktree: copy your uncommitted changes into the worker's worktree."
+
+
+def _worktree_args(use_worktree: bool, worktree_changes: bool) -> dict[str, bool]:
+    # Passed only when asked for: a kernel API without worktrees (an older server) still serves the call.
+    return {name: True for name, wanted in (("use_worktree", use_worktree),
+                                             ("worktree_changes", worktree_changes)) if wanted}
+
+
+def _worktree_of(result: Any) -> dict[str, str]:
+    """The worktree the result names (a kept one for handoff), as extra keys of upstream's answer."""
+    return {name: value for name in ("worktree_branch", "worktree_path")
+            if (value := getattr(result, name, None))}
+
+
 # -- handoff ---------------------------------------------------------------------------------------
 
 
-async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int = 600) -> ToolResult:
+async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int = 600,
+                  model: str | None = None, use_worktree: bool = False,
+                  worktree_changes: bool = False) -> ToolResult:
     """Start a worker, give it the task, wait for its final answer and remove it."""
 
     def failed(text: str, terminal_id: str | None = None) -> ToolResult:
@@ -195,16 +222,47 @@ async def handoff(env: ToolEnv, agent_profile: str, message: str, timeout: int =
         return failed(str(env.caller.problem))
     if not 1 <= timeout <= MAX_TIMEOUT:
         return failed(f"timeout must be between 1 and {MAX_TIMEOUT} seconds, got {timeout}")
+    import asyncio
+    import uuid
+
+    job_id = uuid.uuid4().hex
+    call = {} if env.call_id is None else {"call_id": env.call_id}
+    if model:
+        call["model"] = model
+    call.update(_worktree_args(use_worktree, worktree_changes))
+    running = asyncio.ensure_future(env.kernel.handoff(env.caller.id, agent_profile, message,
+                                                       timeout=float(timeout), job_id=job_id, **call))
+    # Read even when nobody waits any more, so a late failure is not reported as never retrieved.
+    running.add_done_callback(lambda done: done.cancelled() or done.exception())
     try:
-        call = {} if env.call_id is None else {"call_id": env.call_id}
-        result = await env.kernel.handoff(env.caller.id, agent_profile, message, timeout=float(timeout),
-                                          **call)
+        result = await asyncio.wait_for(asyncio.shield(running), handoff_reply_after())
+    except TimeoutError:
+        # The agent's MCP client would give up soon: answer now with the job id, the work goes on.
+        return ToolResult({
+            "success": False, "pending": True, "job_id": job_id, "output": None, "terminal_id": None,
+            "message": (f"Handoff still running after {handoff_reply_after():g} seconds; the worker goes on "
+                        f"and its answer is kept. Read it with the get_handoff_result tool, job_id={job_id} "
+                        f"(state running: not done yet; call again later)."),
+        })
     except Exception as exc:
         if not _answerable(env, exc):
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
     data = _fields(result, ("success", "message", "output", "terminal_id"))
-    return ToolResult(data, ok=bool(result.success))
+    return ToolResult({**data, **_worktree_of(result)}, ok=bool(result.success))
+
+
+def handoff_reply_after() -> float:
+    """Seconds a handoff tool call waits before it answers with a job id instead (``HANDOFF_REPLY_SETTING``,
+    in the server's environment): below the common 600-second limit agents' MCP clients put on one call."""
+    import os
+
+    raw = os.environ.get(HANDOFF_REPLY_SETTING, "")
+    try:
+        value = float(raw) if raw.strip() else DEFAULT_HANDOFF_REPLY
+    except ValueError:
+        value = DEFAULT_HANDOFF_REPLY
+    return value if 0 < value <= MAX_TIMEOUT else DEFAULT_HANDOFF_REPLY
 
 
 HANDOFF = BuiltinTool(
@@ -216,20 +274,60 @@ HANDOFF = BuiltinTool(
         "in `output` and removes the worker. Use it when you need the result before you can go on. For "
         "work that can run while you continue (or several tasks in parallel), use assign instead. On a "
         "timeout or a worker error the worker is kept and its `terminal_id` returned: inspect it, or "
-        "delete it with delete_terminal."
+        "delete it with delete_terminal. A worker still busy when this call has waited as long as it may "
+        "gives `pending: true` and a `job_id`: the worker goes on, and get_handoff_result reads its answer."
     ),
     params={
         "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
         "message": "The complete task for the worker: everything it needs to know, self-contained.",
         "timeout": f"Seconds to wait for the worker's answer (1 to {MAX_TIMEOUT}).",
+        "model": "Optional: the model the worker runs on instead of its profile's (its CLI's name for it).",
+        "use_worktree": USE_WORKTREE_HELP,
+        "worktree_changes": WORKTREE_CHANGES_HELP,
     },
+)
+
+
+# -- get_handoff_result ----------------------------------------------------------------------------
+
+
+async def get_handoff_result(env: ToolEnv, job_id: str) -> ToolResult:
+    """The state and answer of a handoff that answered with a job id (``pending``)."""
+    from cao_hookspecs.handoff_jobs import job_id_problem
+
+    problem = job_id_problem(job_id)
+    if problem is not None:
+        return _failure(problem)
+    try:
+        job = await env.kernel.get_handoff_result(job_id)
+    except Exception as exc:
+        if not _answerable(env, exc):
+            raise
+        if isinstance(exc, NotFound):
+            return _failure(f"No handoff result found for job_id {job_id}: it was never started on this "
+                            f"cao-server, or it is older than its keeping time")
+        return _failure(f"Failed to retrieve handoff result: {_explain(env, exc)}")
+    fields = _fields(job, ("state", "terminal_id", "last_message", "error_message"))
+    return ToolResult({"success": True, **fields})
+
+
+GET_HANDOFF_RESULT = BuiltinTool(
+    name="get_handoff_result",
+    run=get_handoff_result,
+    description=(
+        "Read the outcome of a handoff that answered pending=true with a job_id (it ran longer than one tool "
+        "call may wait). `state` is running (not done yet: end your turn or do other work, then ask again), "
+        "completed (the worker's answer is in `last_message`) or error (`error_message` says why)."
+    ),
+    params={"job_id": "The job_id the pending handoff returned (32 hex characters)."},
 )
 
 
 # -- assign ----------------------------------------------------------------------------------------
 
 
-async def assign(env: ToolEnv, agent_profile: str, message: str) -> ToolResult:
+async def assign(env: ToolEnv, agent_profile: str, message: str, model: str | None = None,
+                 use_worktree: bool = False, worktree_changes: bool = False) -> ToolResult:
     """Start a worker on a task and return at once with its terminal id."""
 
     def failed(text: str) -> ToolResult:
@@ -239,12 +337,15 @@ async def assign(env: ToolEnv, agent_profile: str, message: str) -> ToolResult:
     if env.caller.id is None:
         return failed(f"{env.caller.problem}. assign needs it so the worker can send its results back to you")
     try:
-        result = await env.kernel.assign(env.caller.id, agent_profile, message)
+        result = await env.kernel.assign(env.caller.id, agent_profile, message,
+                                         **({"model": model} if model else {}),
+                                         **_worktree_args(use_worktree, worktree_changes))
     except Exception as exc:
         if not _answerable(env, exc):
             raise
         return failed(await _delegation_error(env, agent_profile, exc))
-    return ToolResult(_fields(result, ("success", "terminal_id", "message")), ok=bool(result.success))
+    data = _fields(result, ("success", "terminal_id", "message"))
+    return ToolResult({**data, **_worktree_of(result)}, ok=bool(result.success))
 
 
 ASSIGN = BuiltinTool(
@@ -261,6 +362,9 @@ ASSIGN = BuiltinTool(
     params={
         "agent_profile": "Name of the worker's agent profile, e.g. developer or reviewer.",
         "message": "The complete task for the worker: everything it needs to know, self-contained.",
+        "model": "Optional: the model the worker runs on instead of its profile's (its CLI's name for it).",
+        "use_worktree": USE_WORKTREE_HELP,
+        "worktree_changes": WORKTREE_CHANGES_HELP,
     },
 )
 
@@ -402,7 +506,8 @@ ANSWER_USER_PROMPT = BuiltinTool(
     },
 )
 
-BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (HANDOFF, ASSIGN, SEND_MESSAGE, DELETE_TERMINAL, ANSWER_USER_PROMPT)
+BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (HANDOFF, ASSIGN, SEND_MESSAGE, DELETE_TERMINAL, ANSWER_USER_PROMPT,
+                                          GET_HANDOFF_RESULT)
 
 __all__ = [
     "BUILTIN_NAMES",
@@ -421,6 +526,7 @@ __all__ = [
     "answer_user_prompt",
     "assign",
     "delete_terminal",
+    "get_handoff_result",
     "handoff",
     "send_message",
 ]

@@ -52,12 +52,18 @@ def _internal_error(what: str, exc: BaseException) -> Response:
     )
 
 
-def _mount(ctx: Context, endpoint: Endpoint) -> Any:
+def _mount(ctx: Context, endpoint: Endpoint, routes: list[Any] | None = None,
+           literal_paths: frozenset[str] = frozenset()) -> Any:
     from starlette.responses import JSONResponse, Response
 
+    from .methods import method_not_allowed, shadowed
+
     reads_body = endpoint.method in BODY_METHODS and bool(endpoint.params)
+    template = "{" in endpoint.path
 
     async def run(request: Request) -> Response:
+        if template and routes is not None and shadowed(request, literal_paths):
+            return method_not_allowed(request, routes)
         try:
             path = check_path(dict(request.path_params))
             body = await read_body(request) if reads_body else {}
@@ -236,7 +242,10 @@ def create_app(
 
     hub = EventHub() if callable(getattr(kernel, "register_plugin", None)) else None
     ctx = Context(kernel=kernel, settings=settings, events=hub)
-    routes = [Route(e.path, _mount(ctx, e), methods=[e.method], name=e.name) for e in ENDPOINTS]
+    routes: list[Any] = []
+    literal_paths = frozenset(e.path for e in ENDPOINTS if "{" not in e.path)
+    routes += [Route(e.path, _mount(ctx, e, routes, literal_paths), methods=[e.method], name=e.name)
+               for e in ENDPOINTS]
     taken = {(e.method, _shape(e.path)) for e in ENDPOINTS} | {
         ("GET", "/openapi.json"), ("GET", "/events"), ("GET", "/login"), ("POST", "/login-links")}
     plugins = plugin_routes(extra_routes, taken)

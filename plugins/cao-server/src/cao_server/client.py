@@ -16,8 +16,9 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mappi
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from cao_hookspecs import Activity, PromptEvent, ProviderInfo, TimelineEvent
+from cao_hookspecs import Activity, HandoffJob, PromptEvent, ProviderInfo, TimelineEvent
 from cao_hookspecs.errors import CaoError, InvalidInput, Timeout
+from cao_hookspecs.handoff_jobs import job_id_problem
 
 from . import validation, wire
 from .converter import from_json
@@ -74,6 +75,12 @@ def _profile(value: str) -> str:
 
 def _body(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
+
+
+def _worktree_fields(use_worktree: bool, worktree_changes: bool) -> dict[str, bool]:
+    # Sent only when asked for: a server that predates worktrees then serves the call as before.
+    return {name: True for name, wanted in (("use_worktree", use_worktree),
+                                             ("worktree_changes", worktree_changes)) if wanted}
 
 
 def _creation_body(request: CreateTerminalRequest, wait_ready: bool, **route_fields: Any) -> dict[str, Any]:
@@ -380,22 +387,37 @@ class HttpKernel:
 
     async def handoff(
         self, caller_id: str | None, agent_profile: str, message: str, *, timeout: float = 600.0,
-        call_id: str | None = None,
+        call_id: str | None = None, model: str | None = None, use_worktree: bool = False,
+        worktree_changes: bool = False, job_id: str | None = None,
     ) -> DelegationResult:
-        body: dict[str, Any] = {"agent_profile": agent_profile, "message": message, "timeout": timeout}
+        body: dict[str, Any] = {"agent_profile": agent_profile, "message": message, "timeout": timeout,
+                                **_worktree_fields(use_worktree, worktree_changes)}
         if call_id is not None:
             body["call_id"] = call_id
+        if model:
+            body["model"] = model
+        if job_id is not None:
+            body["job_id"] = job_id
         path = "/handoff" if caller_id is None else f"/terminals/{_terminal_id(caller_id)}/handoff"
         data = await self._call(
             "POST", path, json=body, timeout=float(timeout) + CREATE_TIMEOUT + HANDOFF_MARGIN
         )
         return wire.delegation_from_json(data)
 
-    async def assign(self, caller_id: str, agent_profile: str, message: str) -> DelegationResult:
+    async def get_handoff_result(self, job_id: str) -> HandoffJob:
+        problem = job_id_problem(job_id)
+        if problem is not None:  # checked here too: the id goes into the URL
+            raise InvalidInput(problem)
+        return from_json(await self._call("GET", f"/handoff-results/{job_id}"), HandoffJob)
+
+    async def assign(self, caller_id: str, agent_profile: str, message: str, *, model: str | None = None,
+                     use_worktree: bool = False, worktree_changes: bool = False) -> DelegationResult:
+        body = {"agent_profile": agent_profile, "message": message, **({"model": model} if model else {}),
+                **_worktree_fields(use_worktree, worktree_changes)}
         data = await self._call(
             "POST",
             f"/terminals/{_terminal_id(caller_id)}/assign",
-            json={"agent_profile": agent_profile, "message": message},
+            json=body,
             timeout=max(self.timeout, CREATE_TIMEOUT),
         )
         return wire.delegation_from_json(data)

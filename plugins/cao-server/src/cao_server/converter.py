@@ -27,6 +27,8 @@ from cao_hookspecs import (
     Activity,
     AgentProfile,
     CreateTerminalRequest,
+    DelegationResult,
+    HandoffJob,
     McpToolSpec,
     Message,
     OpenPrompt,
@@ -89,12 +91,17 @@ _OPTIONAL_TIME = {"unstruct_hook": iso, "struct_hook": _time_or_none}
 
 _FIELDS: dict[type, dict[str, dict[str, Any]]] = {
     # A prompt is written only while there is one, so the JSON of everything else is as it always was.
-    Terminal: {"created_at": _TIME_OR_NEVER, "prompt": {"omit_if_default": True}},
+    # So are a worktree's branch and folder, for terminals and delegations started in one.
+    Terminal: {"created_at": _TIME_OR_NEVER, "prompt": {"omit_if_default": True},
+               "worktree_branch": {"omit_if_default": True}, "worktree_path": {"omit_if_default": True}},
+    DelegationResult: {"worktree_branch": {"omit_if_default": True},
+                       "worktree_path": {"omit_if_default": True}},
     StatusReport: {"since": _OPTIONAL_TIME, "prompt": {"omit_if_default": True}},
     OpenPrompt: {"opened_at": _TIME},
     PromptEvent: {"at": _TIME},
     TimelineEvent: {"at": _TIME},
     Activity: {"at": _TIME},
+    HandoffJob: {"created_at": _TIME, "updated_at": _TIME},
     Message: {
         "body": {"rename": "message"},
         "state": {"rename": "status"},
@@ -102,8 +109,11 @@ _FIELDS: dict[type, dict[str, dict[str, Any]]] = {
         "updated_at": _TIME_OR_NEVER,
         "not_before": _OPTIONAL_TIME,
     },
-    # The creation routes' parameter, named as upstream names it (and left out when empty).
-    CreateTerminalRequest: {"env": {"rename": "env_vars", "omit_if_default": True}},
+    # The creation routes' parameter, named as upstream names it (and left out when empty); a worktree
+    # is asked for only when wanted, so bodies without one read as they always did.
+    CreateTerminalRequest: {"env": {"rename": "env_vars", "omit_if_default": True},
+                            "use_worktree": {"omit_if_default": True},
+                            "worktree_changes": {"omit_if_default": True}},
     # A tool's function runs where it was registered; the wire lists its name and description.
     McpToolSpec: {"factory": {"omit": True}},
 }

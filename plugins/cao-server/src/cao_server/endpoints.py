@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cao_hookspecs import CreateTerminalRequest, MessageState, NotFound, StatusReport, Terminal, TerminalStatus
 from cao_hookspecs.activity import ACTIVITY_KIND, MAX_ACTIVITY_BYTES
 from cao_hookspecs.errors import CaoError, InvalidInput, PluginError
+from cao_hookspecs.handoff_jobs import JOB_ID_PATTERN, job_id_problem
 from cao_hookspecs.names import (
     BLANK_CHARS,
     CALL_ID_PATTERN,
@@ -92,6 +93,8 @@ class Endpoint:
     status: int = 200
     response: dict[str, Any] = dataclasses.field(default_factory=lambda: ref("Success"))
     errors: tuple[int, ...] = ()
+    #: What a success answers with, for the document (a handler returning text returns a ``Response``).
+    media_type: str = "application/json"
 
 
 # The steps an MCP client may report with its connection, as Unix times (see KernelAPI.mcp_connected).
@@ -152,6 +155,22 @@ CALL_ID = Param(
     pattern=CALL_ID_PATTERN,
     description="a retry with the same id (same caller) joins or resumes the call, across server restarts",
 )
+USE_WORKTREE = Param(
+    "use_worktree", type="boolean", default=False,
+    description="run the agent in its own git worktree and branch, made from the HEAD of the repository "
+                "holding its working directory (400 when that folder is not in a git repository)",
+)
+WORKTREE_CHANGES = Param(
+    "worktree_changes", type="boolean", default=False,
+    description="with use_worktree: copy the uncommitted changes (staged, unstaged, untracked files) of "
+                "that checkout into the worktree",
+)
+JOB_ID = Param(
+    "job_id",
+    pattern=JOB_ID_PATTERN,
+    description="32 lowercase hex chosen by the caller: the handoff then runs to its end even if the caller "
+                "stops waiting, its outcome kept under this id for GET /handoff-results/{job_id}",
+)
 HANDOFF_TIMEOUT = Param(
     "timeout",
     type="number",
@@ -175,7 +194,9 @@ async def _with_reports(kernel: Any, terminals: list[Terminal]) -> list[dict[str
             report = None
         return wire.terminal_json(terminal, report)
 
-    return list(await asyncio.gather(*(one(t) for t in terminals)))
+    from .terminal_routes import with_labels
+
+    return await with_labels(kernel, list(await asyncio.gather(*(one(t) for t in terminals))))
 
 
 async def _queue_initial(
@@ -273,6 +294,9 @@ async def get_terminal(ctx: Context, call: Call) -> Any:
     terminal_id = call.path["terminal_id"]
     terminal = await ctx.kernel.get_terminal(terminal_id)
     data = wire.terminal_json(terminal, await ctx.kernel.get_status(terminal_id))
+    from .terminal_routes import with_labels
+
+    await with_labels(ctx.kernel, [data])
     delivery = await _initial_delivery(ctx, terminal_id)
     if delivery is not None:
         data["initial_delivery"] = delivery
@@ -479,14 +503,26 @@ async def send_message(ctx: Context, call: Call) -> Any:
 async def handoff(ctx: Context, call: Call) -> Any:
     args = call.args
     caller = call.path.get("terminal_id", args.get("caller_id"))
+    job = {"job_id": args["job_id"]} if args.get("job_id") is not None else {}
     result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"],
-                                      call_id=args.get("call_id"))
+                                      call_id=args.get("call_id"), model=args.get("model") or None,
+                                      **_worktree_args(args), **job)
     return wire.delegation_json(result)
+
+
+def _worktree_args(args: dict[str, Any]) -> dict[str, bool]:
+    # Passed only when asked for, so a kernel API without worktrees (an embedding app's) still serves.
+    return {name: True for name in ("use_worktree", "worktree_changes") if args.get(name)}
+
+
+async def get_handoff_result(ctx: Context, call: Call) -> Any:
+    return to_json(await ctx.kernel.get_handoff_result(call.path["job_id"]))
 
 
 async def assign(ctx: Context, call: Call) -> Any:
     args = call.args
-    result = await ctx.kernel.assign(call.path["terminal_id"], args["agent_profile"], args["message"])
+    result = await ctx.kernel.assign(call.path["terminal_id"], args["agent_profile"], args["message"],
+                                     model=args.get("model") or None, **_worktree_args(args))
     return wire.delegation_json(result)
 
 
@@ -622,7 +658,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "sessions",
         status=201,
         response=ref("Terminal"),
-        errors=(400, 403, 404, 409, 413, 422, 502, 504),
+        errors=(400, 403, 404, 409, 413, 422, 502, 504, 429),
         params=(
             AGENT_PROFILE,
             Param("session_name", description="name; 'cao-' is added when missing",
@@ -635,6 +671,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             WAIT_READY,
             ENV_VARS,
             INITIAL_MESSAGE,
+            USE_WORKTREE,
+            WORKTREE_CHANGES,
         ),
     ),
     Endpoint(
@@ -675,7 +713,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "sessions",
         status=201,
         response=ref("Terminal"),
-        errors=(400, 403, 404, 409, 413, 422, 502, 504),
+        errors=(400, 403, 404, 409, 413, 422, 502, 504, 429),
         params=(
             AGENT_PROFILE,
             PROVIDER,
@@ -693,6 +731,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             WAIT_READY,
             ENV_VARS,
             INITIAL_MESSAGE,
+            USE_WORKTREE,
+            WORKTREE_CHANGES,
         ),
     ),
     Endpoint(
@@ -995,8 +1035,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         handoff,
         "orchestration",
         response=ref("DelegationResult"),
-        errors=(*ID_ERRORS, 400, 403, 413, 502, 504),
-        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID),
+        errors=(*ID_ERRORS, 400, 403, 413, 502, 504, 429),
+        params=(AGENT_PROFILE, MESSAGE, HANDOFF_TIMEOUT, CALL_ID, MODEL, USE_WORKTREE, WORKTREE_CHANGES,
+                JOB_ID),
     ),
     Endpoint(
         "POST",
@@ -1006,14 +1047,28 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         handoff,
         "orchestration",
         response=ref("DelegationResult"),
-        errors=(400, 403, 404, 413, 422, 502, 504),
+        errors=(400, 403, 404, 413, 422, 502, 504, 429),
         params=(
             Param("caller_id", pattern=ID_PATTERN, nullable=True, description="calling terminal, if any"),
             AGENT_PROFILE,
             MESSAGE,
             HANDOFF_TIMEOUT,
             CALL_ID,
+            MODEL,
+            USE_WORKTREE,
+            WORKTREE_CHANGES,
+            JOB_ID,
         ),
+    ),
+    Endpoint(
+        "GET",
+        "/handoff-results/{job_id}",
+        "get_handoff_result",
+        "The state and answer of a handoff started with a job id (kept CAO_HANDOFF_RESULT_DAYS days)",
+        get_handoff_result,
+        "orchestration",
+        response=ref("HandoffResult"),
+        errors=(404, 422),
     ),
     Endpoint(
         "POST",
@@ -1023,8 +1078,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         assign,
         "orchestration",
         response=ref("DelegationResult"),
-        errors=(*ID_ERRORS, 400, 403, 413),
-        params=(AGENT_PROFILE, MESSAGE),
+        errors=(*ID_ERRORS, 400, 403, 413, 429),
+        params=(AGENT_PROFILE, MESSAGE, MODEL, USE_WORKTREE, WORKTREE_CHANGES),
     ),
     Endpoint(
         "POST",
@@ -1186,7 +1241,16 @@ def check_path(path: dict[str, str]) -> dict[str, str]:
         validation.session_name(path["session_name"])
     if "name" in path:
         validation.profile_name(path["name"])
+    if "job_id" in path and job_id_problem(path["job_id"]) is not None:
+        raise BadParameter(str(job_id_problem(path["job_id"])))
     return path
 
+
+# Upstream's further routes live in modules of their own (they import this one, hence the late import);
+# first, so their static paths come before the `{name}` routes that would otherwise take them.
+from .profile_routes import PROFILE_ENDPOINTS  # noqa: E402
+from .terminal_routes import TERMINAL_ENDPOINTS  # noqa: E402
+
+ENDPOINTS = (*PROFILE_ENDPOINTS, *TERMINAL_ENDPOINTS, *ENDPOINTS)
 
 __all__ = ["Call", "Context", "ENDPOINTS", "Endpoint", "Reply", "check_path"]

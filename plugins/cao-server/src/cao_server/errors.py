@@ -14,6 +14,7 @@ from cao_hookspecs.errors import (
     InvalidInput,
     NotFound,
     NotSupported,
+    TerminalLimit,
     Timeout,
 )
 
@@ -72,6 +73,7 @@ def error_class(name: object, status: int) -> type[CaoError]:
         409: Conflict,
         413: TooLarge,
         422: BadParameter,
+        429: TerminalLimit,
         501: NotSupported,
         502: AgentFailed,
         504: Timeout,

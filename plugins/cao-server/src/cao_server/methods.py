@@ -25,10 +25,19 @@ def allowed_methods(routes: Iterable[Any], scope: dict[str, Any]) -> list[str]:
     from starlette.routing import Match
 
     methods = {"OPTIONS"}
-    for route in routes:
-        if route.matches(scope)[0] is not Match.NONE:
-            methods |= set(route.methods or ())
+    matching = [route for route in routes if route.matches(scope)[0] is not Match.NONE]
+    # A path spelled out by a route (`/agents/profiles/search`) is that route's alone: the templates
+    # it also fits (`/agents/profiles/{name}`) do not serve it (see ``shadowed``).
+    literal = [route for route in matching if not getattr(route, "param_convertors", None)]
+    for route in literal or matching:
+        methods |= set(route.methods or ())
     return sorted(methods)
+
+
+def shadowed(request: Request, literal_paths: frozenset[str]) -> bool:
+    """Whether a template route got a path another route spells out, with a method that one does not
+    serve: the template must not take it (`DELETE /agents/profiles/search` deletes no profile)."""
+    return request.url.path in literal_paths
 
 
 def method_not_allowed(request: Request, routes: Iterable[Any]) -> Response:
@@ -42,4 +51,4 @@ def method_not_allowed(request: Request, routes: Iterable[Any]) -> Response:
                         headers=headers)
 
 
-__all__ = ["allowed_methods", "method_not_allowed"]
+__all__ = ["allowed_methods", "method_not_allowed", "shadowed"]

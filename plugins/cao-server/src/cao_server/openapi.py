@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from cao_hookspecs.handoff_jobs import JOB_ID_PATTERN
 from cao_hookspecs.names import PROFILE_NAME_RE, SESSION_ARG_RE, TERMINAL_ID_PATTERN, json_pattern
 
 from .schemas import SCHEMAS, ref
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 REASONS = {
     200: "OK",
     201: "Created",
+    204: "Done; no content",
     400: "Invalid input (a bad name, key or value; or a Host header not allowed)",
     401: "API token missing or wrong (the api-token file of the server's cao home)",
     403: "Refused: a cross-origin request, or a plugin vetoed the action",
@@ -25,6 +27,7 @@ REASONS = {
     409: "Conflict with the target's state",
     413: "Message or request body too large",
     422: "Malformed parameter, terminal id or JSON body",
+    429: "Too many terminals: CAO_MAX_TERMINALS reached, nothing was created",
     501: "Not supported by this server's kernel",
     502: "The agent failed",
     504: "Timed out",
@@ -35,6 +38,8 @@ PATH_PARAMS = {
     "session_name": {"type": "string", "pattern": json_pattern(SESSION_ARG_RE)},
     "name": {"type": "string", "pattern": json_pattern(PROFILE_NAME_RE)},
     "message_id": {"type": "string", "pattern": "^[1-9][0-9]{0,17}$"},
+    "job_id": {"type": "string", "pattern": JOB_ID_PATTERN},
+    "skill": {"type": "string", "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$", "maxLength": 64},
 }
 
 
@@ -95,11 +100,11 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         statuses |= {403, 413, 422}
     if endpoint.params or path_params(endpoint.path):
         statuses.add(422)
+    answer: dict[str, Any] = {"description": REASONS.get(endpoint.status, "OK")}
+    if endpoint.status != 204:  # No Content has no body to describe
+        answer["content"] = {endpoint.media_type: {"schema": endpoint.response}}
     op["responses"] = {
-        str(endpoint.status): {
-            "description": REASONS.get(endpoint.status, "OK"),
-            "content": {"application/json": {"schema": endpoint.response}},
-        },
+        str(endpoint.status): answer,
         **{str(s): _error(s) for s in sorted(statuses)},
     }
     return op

@@ -55,6 +55,8 @@ class Param:
     body_only: bool = False
     nullable: bool = False
     rule: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: A ``list`` given in a JSON body must be a JSON array (no comma-separated string).
+    strict: bool = False
 
     def schema(self) -> dict[str, Any]:
         """This parameter's JSON schema (as a body field)."""
@@ -188,7 +190,7 @@ def _from_json(param: Param, value: Any) -> Any:
     if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     if kind == "list":
-        if isinstance(value, str):
+        if isinstance(value, str) and not param.strict:
             return _from_query(param, value)
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return list(value)

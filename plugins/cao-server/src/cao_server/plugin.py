@@ -15,6 +15,7 @@ _COMMANDS = {
     "shutdown": ("cao_server.commands.shutdown", "shutdown", "Delete one session or all cao sessions."),
     "info": ("cao_server.commands.info", "info", "Show the cao home, the server address and the current session."),
     "terminal": ("cao_server.commands.terminal", "terminal", "Inspect and drive single terminals."),
+    "agent": ("cao_server.commands.agent", "agent", "Orchestrate agents from the shell (the MCP tools)."),
 }
 
 

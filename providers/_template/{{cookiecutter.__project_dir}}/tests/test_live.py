@@ -1,17 +1,21 @@
-"""The CLI started by the kernel in real tmux, against a scripted model server.
+"""The CLI started by the kernel in real tmux, against a scripted model server (the fixtures are in
+conftest.py: ``live``, ``model_server``, ``cao_server``).
 
 TODO (real CLI): these run the stand-in program; once ``cli_bin`` installs the real CLI, mark them
 ``live_cli`` and keep what they check: start-up dialogs answered, exact answers, questions, errors,
-and a start-up failure reported at once with the CLI's last screen.
+a start-up failure reported at once with the CLI's last screen, and a terminal of a real cao server.
+Then add ``tests/test_live_mcp.py``: ``cao_testkit.live_mcp.check_send_message_over_mcp`` proves the
+CLI's model can call cao's tools (the stand-in starts no MCP server, so it cannot).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from cao_hookspecs import CreateTerminalRequest, TerminalStatus
+from cao_hookspecs import AgentProfile, CreateTerminalRequest, TerminalStatus
 from cao_kernel.errors import AgentFailed
 from cao_testkit.models import call_tool, fail, reply
+from {{ cookiecutter.__module }}.provider import NAME
 
 pytestmark = [pytest.mark.tmux]
 
@@ -69,3 +73,24 @@ async def test_a_cli_that_refuses_to_start_fails_at_once_with_its_screen(live, w
                 agent_profile="coder", working_directory=workdir))
     message = str(failure.value)
     assert "last screen" in message and "argument --model: expected one argument" in message
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_terminal_of_a_real_cao_server_answers(cao_server, model_server, workdir):
+    # What users run: `cao server` loads tmux, this provider, the inbox, its HTTP API and cao's MCP
+    # server from their entry points, and starts the CLI from a profile of its agent store.
+    from cao_kernel.profiles.parse import serialize_profile
+
+    profile = AgentProfile(name="coder", provider=NAME, system_prompt="You answer briefly.")
+    (cao_server.home / "agent-store" / "coder.md").write_text(serialize_profile(profile), encoding="utf-8")
+    model_server.script.add(reply("Served through cao server."))
+    async with cao_server.client() as api:
+        term = await api.create_session(CreateTerminalRequest(agent_profile="coder",
+                                                              working_directory=workdir))
+        await api.send_input(term.id, "Who serves you?")
+        await api.wait_for_status(term.id, [TerminalStatus.COMPLETED], timeout=20)
+        assert await api.get_output(term.id, "last") == "Served through cao server."
+    (turn,) = model_server.turns()
+    assert "You answer briefly." in turn.conversation.system
+    model_server.script.assert_done()

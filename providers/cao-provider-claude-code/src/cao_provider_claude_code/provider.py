@@ -46,7 +46,7 @@ def claude_code_provider() -> ProviderSpec:
         # connecting), so the gate waits half a second more.
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, native_status=True, enter_count=1,
                                           submit_delay=0.0, mcp_settle=0.5,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

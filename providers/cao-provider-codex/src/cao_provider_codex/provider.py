@@ -69,7 +69,7 @@ def codex_provider() -> ProviderSpec:
         # Its notify program reports each turn's end (signals.py).
         capabilities=ProviderCapabilities(handoff_banner=True, native_status=True, enter_count=1,
                                           submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

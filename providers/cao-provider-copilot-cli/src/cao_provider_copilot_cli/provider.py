@@ -26,7 +26,7 @@ def copilot_cli_provider() -> ProviderSpec:
         # A bracketed paste and an Enter in one go submit; a message typed while a turn runs is queued
         # by the CLI and sent when the turn ends.
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

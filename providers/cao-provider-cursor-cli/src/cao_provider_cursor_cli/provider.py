@@ -27,7 +27,7 @@ def provider() -> ProviderSpec:
         # One Enter submits a bracketed paste (as upstream's provider sends it); a message typed while
         # a turn runs is not known to be queued.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

@@ -85,7 +85,7 @@ def gemini_cli_provider() -> ProviderSpec:
         # the first ("/clear") selected, for a moment. A second Enter could approve a tool prompt that a
         # fast model already raised.
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.5,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

@@ -29,7 +29,7 @@ def provider() -> ProviderSpec:
         # box until the turn ends, so cao waits for the turn instead.
         # Grok's hooks (signals.py) report turns natively; a Stop carries the answer.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.3,
-                                          native_status=True, uncertain_delivery="retype"),
+                                          native_status=True, uncertain_delivery="retype", takes_model=True),
         native_signal=native_signal,
         native_answer=native_answer,
         startup_dialogs=STARTUP_DIALOGS,

@@ -30,7 +30,7 @@ def provider() -> ProviderSpec:
         # hooks report a turn's start and its end with the answer. Hermes connects its MCP servers before
         # its prompt shows: nothing to settle.
         capabilities=ProviderCapabilities(accepts_input_while_busy=False, enter_count=1, submit_delay=0.0,
-                                          native_status=True, uncertain_delivery="retype"),
+                                          native_status=True, uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

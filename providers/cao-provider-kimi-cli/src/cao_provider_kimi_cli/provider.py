@@ -59,7 +59,7 @@ def kimi_cli_provider() -> ProviderSpec:
         # One Enter after a bracketed paste submits; a message typed while Kimi works is queued by Kimi
         # itself and sent when the turn ends.
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         read_prompt=read_prompt,
         tested_versions=TESTED_VERSIONS,

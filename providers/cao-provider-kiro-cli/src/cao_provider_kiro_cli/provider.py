@@ -51,7 +51,7 @@ def kiro_cli_provider() -> ProviderSpec:
         # Kiro submits a bracketed paste on one Enter (upstream's kiro provider sends one); the pause
         # lets the CLI take the whole paste first.
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.3,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         read_prompt=read_prompt,
         tested_versions=TESTED_VERSIONS,

@@ -27,7 +27,7 @@ def provider() -> ProviderSpec:
         # One Enter submits a bracketed paste; a message sent while a turn runs is queued ("Enter
         # queue" on the activity row), so delivery need not wait for the turn to end.
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

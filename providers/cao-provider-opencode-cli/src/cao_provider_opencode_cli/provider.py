@@ -27,7 +27,7 @@ def opencode_provider() -> ProviderSpec:
         # A bracketed paste and one Enter submit; a message sent while a turn runs is queued by OpenCode
         # and answered after it.
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, enter_count=1, submit_delay=0.0,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         read_prompt=read_prompt,
         tested_versions=TESTED_VERSIONS,

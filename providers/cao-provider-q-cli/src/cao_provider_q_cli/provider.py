@@ -41,7 +41,7 @@ def q_cli_provider() -> ProviderSpec:
         description="Amazon Q Developer CLI (q chat), line-based chat; succeeded by Kiro CLI",
         # One Enter submits a bracketed paste; the short pause lets q finish taking the paste first.
         capabilities=ProviderCapabilities(enter_count=1, submit_delay=0.3,
-                                          uncertain_delivery="retype"),
+                                          uncertain_delivery="retype", takes_model=True),
         # q draws no start-up dialog cao must answer (sign-in problems stop it; see chat_screen.FATAL).
         startup_dialogs=(),
         read_prompt=read_prompt,

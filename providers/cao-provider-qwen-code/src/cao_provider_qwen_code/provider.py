@@ -30,7 +30,8 @@ def provider() -> ProviderSpec:
         # answer (signals.py). cao's MCP tools are in the model's list from the first request once
         # the server is connected (alwaysLoadTools, launch.py).
         capabilities=ProviderCapabilities(accepts_input_while_busy=True, native_status=True, enter_count=1,
-                                          submit_delay=0.0, mcp_settle=0.0, uncertain_delivery="retype"),
+                                          submit_delay=0.0, mcp_settle=0.0, uncertain_delivery="retype",
+                                          takes_model=True),
         startup_dialogs=STARTUP_DIALOGS,
         tested_versions=TESTED_VERSIONS,
         model_endpoint=model_endpoint,

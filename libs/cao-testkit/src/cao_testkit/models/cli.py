@@ -68,7 +68,7 @@ __all__ = [
 CACHE_ENV = "CAO_LIVE_CLI_CACHE"
 #: Environment variables that would point a CLI at the user's real account or configuration.
 LEAKY_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "AWS_", "GOOGLE_", "GEMINI_", "XDG_", "KIMI_",
-                  "MOONSHOT_", "COPILOT_", "GH_", "GITHUB_", "OPENCODE_", "GROK_", "XAI_")
+                  "MOONSHOT_", "COPILOT_", "GH_", "GITHUB_", "OPENCODE_", "GROK_", "XAI_", "PI_")
 _INSTALL_TIMEOUT = 600.0
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _checked: dict[Path, str] = {}
@@ -159,22 +159,43 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+_NPM_NAME = re.compile(r"(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*")
+_NPM_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+-]*")
+
+
 def install_npm_cli(package: str, version: str, bin_name: str, *, cache: Path | None = None,
-                    timeout: float = _INSTALL_TIMEOUT, env: Mapping[str, str] | None = None) -> InstalledCli:
+                    timeout: float = _INSTALL_TIMEOUT, env: Mapping[str, str] | None = None,
+                    with_packages: Sequence[str] = ()) -> InstalledCli:
     """Install ``package@version`` from the npm registry (once per machine) and return its program.
 
     ``env``: variables set for the install and the version check (where a CLI unpacks itself, say).
+    ``with_packages``: more exact ``name@version`` packages installed beside it in the same folder, for
+    a CLI that runs on a runtime published on npm (a ``#!/usr/bin/env bun`` program needs ``bun``); the
+    folder's ``node_modules/.bin`` is first on PATH for the version check, as it must be for the tests.
     """
-    if not re.fullmatch(r"(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*", package):
+    if not _NPM_NAME.fullmatch(package):
         raise ValueError(f"not an npm package name: {package!r}")
-    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+-]*", version):
+    if not _NPM_VERSION.fullmatch(version):
         raise ValueError(f"not an exact package version: {version!r}")
+    also = [_npm_spec(spec) for spec in with_packages]
     root = (cache or cache_root()).expanduser()
-    folder = root / _folder_name(package, version)
+    name = "+".join([_folder_name(package, version), *(_folder_name(*spec) for spec in also)])
+    folder = root / name
     binary = folder / "node_modules" / ".bin" / bin_name
     extra = dict(env or {})
+    if also:
+        extra["PATH"] = os.pathsep.join([str(binary.parent), extra.get("PATH") or os.environ.get("PATH", "")])
+    specs = [f"{package}@{version}", *(f"{spec[0]}@{spec[1]}" for spec in also)]
     return _installed(package, version, root, folder, binary, extra,
-                      lambda: _npm_install(package, version, root, folder, timeout, extra))
+                      lambda: _npm_install(specs, root, folder, timeout, extra))
+
+
+def _npm_spec(spec: str) -> tuple[str, str]:
+    """``name@version`` (the name may be scoped) as (name, version); ValueError unless both are exact."""
+    name, _, version = spec.rpartition("@")
+    if not _NPM_NAME.fullmatch(name) or not _NPM_VERSION.fullmatch(version):
+        raise ValueError(f"not an exact npm package: {spec!r} (give name@version)")
+    return name, version
 
 
 def _installed(package: str, version: str, root: Path, folder: Path, binary: Path, extra: Mapping[str, str],
@@ -216,25 +237,26 @@ def _remember(package: str, version: str, folder: Path, binary: Path, output: st
     return InstalledCli(package=package, version=version, prefix=folder, binary=binary, version_output=output)
 
 
-def _npm_install(package: str, version: str, root: Path, folder: Path, timeout: float,
+def _npm_install(specs: Sequence[str], root: Path, folder: Path, timeout: float,
                  extra: Mapping[str, str]) -> None:
     npm = shutil.which("npm")
+    wanted = " ".join(specs)
     if npm is None:
-        raise LiveCliUnavailable(f"npm is not installed: cannot install {package}@{version} for the live "
+        raise LiveCliUnavailable(f"npm is not installed: cannot install {wanted} for the live "
                                  "tests (install Node.js and npm)")
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
     try:
         argv = [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--loglevel=error",
-                f"{package}@{version}"]
+                *specs]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
                                   stdin=subprocess.DEVNULL, env={**os.environ, **extra})
         except subprocess.TimeoutExpired as exc:
-            raise LiveCliUnavailable(f"npm install {package}@{version} did not finish within {timeout:g} s "
+            raise LiveCliUnavailable(f"npm install {wanted} did not finish within {timeout:g} s "
                                      "(is the npm registry reachable?)") from exc
         if done.returncode != 0:
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
-            raise LiveCliUnavailable(f"npm install {package}@{version} failed (exit {done.returncode}); "
+            raise LiveCliUnavailable(f"npm install {wanted} failed (exit {done.returncode}); "
                                      f"is the npm registry reachable?\n{tail}")
         _put_in_place(staging, folder)
     finally:
@@ -432,6 +454,7 @@ class LiveCli:
     exclude_newer: str | None = None
     extras: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    with_packages: tuple[str, ...] = ()
 
     @property
     def from_pypi(self) -> bool:
@@ -450,12 +473,15 @@ class LiveCli:
             return install_pypi_cli(self.package, self.version, self.bin_name, python=self.python,
                                     exclude_newer=self.exclude_newer, extras=self.extras,
                                     env=dict(self.env))
-        return install_npm_cli(self.package, self.version, self.bin_name, env=dict(self.env))
+        return install_npm_cli(self.package, self.version, self.bin_name, env=dict(self.env),
+                               with_packages=self.with_packages)
 
 
-def npm_cli(package: str, version: str, bin_name: str, *, env: Mapping[str, str] | None = None) -> LiveCli:
+def npm_cli(package: str, version: str, bin_name: str, *, env: Mapping[str, str] | None = None,
+            with_packages: Sequence[str] = ()) -> LiveCli:
     """A CLI from the npm registry (see :func:`install_npm_cli`)."""
-    return LiveCli(package=package, version=version, bin_name=bin_name, env=tuple(sorted((env or {}).items())))
+    return LiveCli(package=package, version=version, bin_name=bin_name,
+                   env=tuple(sorted((env or {}).items())), with_packages=tuple(with_packages))
 
 
 def pypi_cli(package: str, version: str, bin_name: str, *, python: str, exclude_newer: str | None = None,

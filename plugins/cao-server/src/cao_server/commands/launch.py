@@ -25,6 +25,7 @@ NO_APPROVAL_PROVIDERS = frozenset({"mock_cli"})
 @click.option("--provider", help="Agent CLI to run it with (default: the profile's, else the server's).")
 @click.option("--session-name", help="Session name; 'cao-' is added when missing (default: generated).")
 @click.option("--headless", is_flag=True, help="Do not attach to the session.")
+@click.option("--model", help="Model the agent runs on (default: the profile's, else the CLI's own).")
 @click.option("--yolo", is_flag=True, help="Let the agent use every tool without asking; skips the prompt.")
 @click.option(
     "--working-directory",
@@ -38,6 +39,10 @@ NO_APPROVAL_PROVIDERS = frozenset({"mock_cli"})
 @click.option("--auto-approve", is_flag=True, help="Do not ask before starting the agent with its tools.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
               show_default=True, metavar="SECONDS", help="How long to wait for the answer (headless).")
+@click.option("--use-worktree", is_flag=True,
+              help="Run the agent in its own git worktree and branch, made from the current commit.")
+@click.option("--worktree-changes", is_flag=True,
+              help="With --use-worktree: copy the uncommitted changes into the worktree.")
 @click.pass_context
 def launch(
     ctx: click.Context,
@@ -46,6 +51,7 @@ def launch(
     provider: str | None,
     session_name: str | None,
     headless: bool,
+    model: str | None,
     yolo: bool,
     working_directory: str | None,
     run_async: bool,
@@ -53,6 +59,8 @@ def launch(
     allowed_tools: tuple[str, ...],
     auto_approve: bool,
     timeout: float,
+    use_worktree: bool,
+    worktree_changes: bool,
 ) -> None:
     """Start a session running agent profile NAME, and give it MESSAGE if one is given.
 
@@ -64,6 +72,8 @@ def launch(
     from ._envvars import parse_env
 
     env = parse_env(env_items)
+    if worktree_changes and not use_worktree:
+        raise click.UsageError("--worktree-changes needs --use-worktree")
     workdir = working_directory or os.path.realpath(os.getcwd())
     settings = _api.settings(ctx)
     outcome: dict[str, Any] = {}
@@ -76,9 +86,12 @@ def launch(
         async with progress(f"starting {agent}"):
             terminal = await api.create_session(CreateTerminalRequest(
                 agent_profile=agent, provider=provider, session_name=session_name, working_directory=workdir,
-                allowed_tools=list(allowed_tools) or None, yolo=yolo, env=env))
+                allowed_tools=list(allowed_tools) or None, model=model or None, yolo=yolo, env=env,
+                use_worktree=use_worktree, worktree_changes=worktree_changes))
         click.echo(f"Session created: {terminal.session_name}")
         click.echo(f"Terminal created: {terminal.name}")
+        if terminal.worktree_branch:
+            click.echo(f"Worktree: {terminal.worktree_path} (branch {terminal.worktree_branch})")
         outcome["terminal"] = terminal
         if message is None:
             return

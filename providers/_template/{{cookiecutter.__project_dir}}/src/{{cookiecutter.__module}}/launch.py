@@ -15,8 +15,10 @@ TODO: map these to the real CLI's flags (or config files, or environment variabl
 else it supports: ``ctx.yolo`` (skip permission prompts: an orchestrated agent has nobody to answer
 them), ``ctx.allowed_tools`` (cao's tool vocabulary: ``execute_bash``, ``fs_read``, ``fs_write``,
 ``fs_list``, ``web_fetch``, ``@<mcp server>``, ``*``), a private config folder per terminal so that
-the user's own settings are never written. Refuse a profile value the CLI cannot take with a
-``ValueError`` naming the profile key; the kernel reports it to whoever created the terminal.
+the user's own settings are never written, and the kernel's signal command
+(``cao_hookspecs.signals.signal_command(ctx.env)``) in the CLI's hooks when it has any (signals.py).
+Refuse a profile value the CLI cannot take with a ``ValueError`` naming the profile key; the kernel
+reports it to whoever created the terminal.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""cao provider for Oh My Pi (entry point ``omp`` in group ``cao``)."""

@@ -1,0 +1,1 @@
+"""cao provider for pi (entry point ``pi`` in group ``cao``)."""
