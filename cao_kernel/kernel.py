@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from .orchestration import Orchestration
     from .pools import WarmPools
     from .prompt_desk import PromptDesk
+    from .terminal_history import TerminalHistory
     from .terminals import Terminals
 
 BUILTIN_PLUGIN = "cao_kernel.builtins"
@@ -114,6 +115,14 @@ class Kernel:
             self.home = home
         else:
             self.home = CaoHome(Path(home).expanduser())
+        # A settings.json the kernel refuses stops its start, named; commands that never start a kernel
+        # (`cao plugins`, `cao doctor`, `cao --help`) still work, without the file.
+        self.settings_problem: InvalidInput | None = None
+        try:
+            self.settings = _with_settings_file(self.home, self.settings)
+        except InvalidInput as exc:
+            self.settings_problem = InvalidInput(
+                f"{exc} (repair it with `cao config set` or `cao config unset`)")
         self.pm: pluggy.PluginManager = create_plugin_manager()
         self.loader = PluginLoader(self.pm, policy or LoadPolicy.from_env(self.settings))
         self.describe_plugin = self.loader.describe
@@ -140,6 +149,8 @@ class Kernel:
         self.orchestration: Orchestration | None = None
         self.prompts: PromptDesk | None = None
         self.pools: WarmPools | None = None
+        self.history: TerminalHistory | None = None
+        self._history_sweep: asyncio.Future[None] | None = None
         self.handoff_jobs: HandoffJobs | None = None
 
     # -- running ----------------------------------------------------------------------------------
@@ -164,10 +175,14 @@ class Kernel:
             from .pools import WarmPools
             from .prompt_desk import PromptDesk, load_settings_policy
             from .prompt_log import PromptLog
+            from .terminal_history import history_for
             from .terminals import Terminals
 
+            if self.settings_problem is not None:
+                raise self.settings_problem
             # A broken policy file stops the start with its problem named, before anything runs.
             settings_policy = load_settings_policy(self.settings, self.home.root)
+            history = self.history = history_for(self.home.logs, self.settings)  # a bad value: named
             io = self.io = IoPool(int(self.settings.get("CAO_IO_THREADS") or DEFAULT_THREADS))
             self.home.ensure()
             backend = self._open_backend()
@@ -176,7 +191,7 @@ class Kernel:
             jobs = self.handoff_jobs = await io.run(open_jobs(self.home.db, self.settings, io))
             terminals = self.terminals = Terminals(
                 backend=backend, io=io, hooks=self.hooks, registry=self.registry,
-                load_profile=self.profiles.load, settings=self.settings, home=self.home,
+                load_profile=self.profiles.load, settings=self.settings, home=self.home, history=history,
             )
             assigns = AssignWatch(self.hooks.after)
             delivery = self.delivery = DeliveryEngine(
@@ -201,6 +216,7 @@ class Kernel:
             await terminals.adopt_all()
             await pools.stop_leftovers()
             await delivery.recover()
+            self._history_sweep = asyncio.ensure_future(_sweep_history(history, io))
             self.hooks.startup(self)
 
     def _open_backend(self) -> Any:
@@ -244,6 +260,9 @@ class Kernel:
             for task in late:
                 task.cancel()
         await self.orchestration.aclose()
+        if self._history_sweep is not None:
+            self._history_sweep.cancel()
+            self._history_sweep = None
         if self.handoff_jobs is not None:
             await self.handoff_jobs.aclose()
             self.handoff_jobs = None
@@ -359,6 +378,14 @@ class Kernel:
 
     async def attach_command(self, terminal_id: str) -> list[str]:
         return await (await self._terminals()).attach_command(terminal_id)
+
+    async def restore_terminal(self, terminal_id: str) -> Terminal:
+        from . import validate
+        from .restore import restore
+
+        terminals = await self._terminals()
+        assert self.history is not None and self.io is not None
+        return await restore(terminals, self.history, self.io, validate.terminal_id(terminal_id))
 
     # -- messaging and orchestration (KernelAPI) --------------------------------------------------
 
@@ -639,6 +666,29 @@ class Kernel:
 
     def setting(self, name: str, default: Any = None) -> Any:
         return self.settings.get(name, default)
+
+
+async def _sweep_history(history: TerminalHistory, io: IoPool) -> None:
+    """Remove expired screen logs now, then once every ``PRUNE_INTERVAL``: one pass for all terminals."""
+    import logging
+
+    from .terminal_history import PRUNE_INTERVAL
+
+    while True:
+        try:
+            await io.run(history.prune)
+        except Exception:  # noqa: BLE001 - a failed sweep is tried again at the next one
+            logging.getLogger(__name__).exception("removing old terminal screen logs failed")
+        await asyncio.sleep(PRUNE_INTERVAL)
+
+
+def _with_settings_file(home: CaoHome, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` over the home's ``settings.json`` (``cao config``): the file fills what neither the
+    caller nor the environment set (an empty variable counts as unset, as every reader takes it)."""
+    from .settings_file import as_environment, read_settings
+
+    from_file = as_environment(read_settings(home))
+    return {**from_file, **{k: v for k, v in settings.items() if v != "" or k not in from_file}}
 
 
 def _kernel_version() -> str:

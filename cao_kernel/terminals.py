@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .iopool import IoPool
     from .prompt_desk import PromptDesk
     from .registry import Registry
+    from .terminal_history import TerminalHistory
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,8 @@ class Terminals:
     _load_profile: Callable[[str], AgentProfile]
     _settings: Mapping[str, Any]
     _home: CaoHome
+    # Where a removed terminal's screen log is kept for `cao terminal restore` (none: not kept).
+    _history: TerminalHistory | None = None
     _live: dict[str, LiveTerminal] = attrs.field(init=False, factory=dict)
     _gates: Gates = attrs.field(init=False)
     _watch: ScreenWatch = attrs.field(init=False)
@@ -767,6 +770,7 @@ class Terminals:
 
     async def delete_terminal(self, terminal_id: str) -> None:
         live = self.live(terminal_id)
+        await self._keep_log(live)
         await self._io.run(self.backend.unwatch, terminal_id)
         await self._io.run(self.backend.kill_terminal, terminal_id)
         await self._removed(live)
@@ -777,6 +781,7 @@ class Terminals:
             raise NotFound(f"session {name!r} not found")
         members = [live for live in self._live.values() if live.record.session_name == name]
         for live in members:
+            await self._keep_log(live)
             await self._io.run(self.backend.unwatch, live.id)
         await self._io.run(self.backend.kill_session, name)
         for live in members:
@@ -784,6 +789,18 @@ class Terminals:
         ids = [live.id for live in members]
         self._hooks.after("cao_after_session_killed", session_name=name, terminal_ids=ids)
         return ids
+
+    async def _keep_log(self, live: LiveTerminal) -> None:
+        """Save what the terminal showed before it goes (best effort: a removal never fails for it)."""
+        history = self._history
+        if history is None or not history.enabled:
+            return
+        try:
+            transcript = await self.history(live.id)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("could not read the screen of terminal %s to keep it: %s", live.id, exc)
+            return
+        await self._io.run(history.save, live.terminal(), transcript)
 
     async def _removed(self, live: LiveTerminal) -> None:
         """Forget a killed terminal and its private files, fail what waits for it, tell observers. Once:

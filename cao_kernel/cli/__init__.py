@@ -24,6 +24,8 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str, str]] = {
     "skills": ("cao_kernel.cli.skills_cmd", "skills", "List, show and install cao's agent skills for an agent CLI."),
     "doctor": ("cao_kernel.cli.doctor", "doctor", "Check each provider's CLI, its version and its model API."),
     "provider": ("cao_kernel.cli.provider", "provider", "Create a provider package for another agent CLI."),
+    "config": ("cao_kernel.cli.config_cmd", "config", "Show and change cao's settings (settings.json)."),
+    "env": ("cao_kernel.cli.env_cmd", "env", "Manage the values profiles reference as ${VAR} (.env)."),
 }
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -162,18 +162,11 @@ def install(
     )
 
 
-@contextlib.contextmanager
-def _env_lock(home: CaoHome) -> Iterator[None]:
-    """An exclusive lock on the managed ``.env`` (a lock file beside it), across processes."""
-    import fcntl
+def _env_lock(home: CaoHome) -> contextlib.AbstractContextManager[None]:
+    """An exclusive lock on the managed ``.env``, across processes (``cao env`` takes the same one)."""
+    from .env_store import env_lock
 
-    home.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(home.root / ".env.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return env_lock(home)
 
 
 def _read_existing(path: Path) -> str:

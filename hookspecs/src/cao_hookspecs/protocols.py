@@ -221,6 +221,15 @@ class KernelAPI(Protocol):
         way to attach."""
         ...
 
+    async def restore_terminal(self, terminal_id: str) -> Terminal:
+        """Start a new agent that continues removed terminal ``terminal_id``: the same profile, provider
+        and working directory, in its session (a new one of that name when it is gone), given the old
+        terminal's saved screen log as its first input. Returns the new terminal once it has the log.
+        Raises ``NotFound`` when no log is kept (never removed here, or older than the days kept),
+        ``Conflict`` when the terminal is still running, ``InvalidInput`` for a bad id or a working
+        directory that no longer exists."""
+        ...
+
     async def mcp_connected(self, terminal_id: str, stages: Mapping[str, float] | None = None) -> None:
         """Report that the terminal's MCP client has connected to cao's MCP tools and listed them.
 

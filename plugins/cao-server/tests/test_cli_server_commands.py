@@ -357,6 +357,28 @@ def test_error_paths(live: Server) -> None:
     live.api(lambda api: api.delete_session("cao-err"))
 
 
+def test_terminal_restore(live: Server) -> None:
+    """A terminal removed through the server comes back as a new agent holding its screen log."""
+    tid = live.session("back")
+    live.api(lambda api: api.send_input(tid, "plum-77 notes"))
+    live.wait_status(tid, {"completed"})
+    live.api(lambda api: api.delete_session("cao-back"))
+    done = live.ok("terminal", "restore", tid)
+    lines = done.stdout.splitlines()
+    new_id = re.fullmatch(rf"Restored terminal {tid} as terminal ([0-9a-f]{{8}}) \(developer-[0-9a-f]{{4}}\) "
+                          r"in session 'cao-back'", lines[0]).group(1)
+    assert lines[1:] == ["Agent: developer | Provider: mock_cli",
+                         f"Working directory: {os.path.realpath(live.workdir)}"]
+    live.wait_status(new_id, {"completed"})
+    screen = live.api(lambda api: api.get_output(new_id, "full"))
+    assert f"You take over from terminal {tid}" in screen and "plum-77 notes" in screen
+    again = live.cao("terminal", "restore", new_id)
+    assert again.returncode == 1 and "still running" in again.stderr
+    unknown = live.cao("terminal", "restore", "abcdef12")
+    assert unknown.returncode == 1 and "no saved screen log of terminal abcdef12" in unknown.stderr
+    live.api(lambda api: api.delete_session("cao-back"))
+
+
 def test_shutdown_all(live: Server) -> None:
     live.session("short")
     assert live.ok("shutdown", "--session", "short").stdout == "✓ Shutdown session 'cao-short'\n"

@@ -362,6 +362,11 @@ class HttpKernel:
         data = await self._call("GET", f"/terminals/{_terminal_id(terminal_id)}/attach-command")
         return [str(arg) for arg in data["argv"]]
 
+    async def restore_terminal(self, terminal_id: str) -> Terminal:
+        data = await self._call("POST", f"/terminals/{_terminal_id(terminal_id)}/restore",
+                                timeout=max(self.timeout, CREATE_TIMEOUT))
+        return wire.terminal_from_json(data)
+
     async def retry_message(self, message_id: int) -> Message:
         return wire.message_from_json(await self._call("POST", f"/messages/{_message_id(message_id)}/retry"))
 

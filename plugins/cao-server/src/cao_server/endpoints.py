@@ -411,6 +411,10 @@ async def attach_command(ctx: Context, call: Call) -> Any:
     return {"argv": await ctx.kernel.attach_command(call.path["terminal_id"])}
 
 
+async def restore_terminal(ctx: Context, call: Call) -> Any:
+    return Reply(201, wire.terminal_json(await ctx.kernel.restore_terminal(call.path["terminal_id"])))
+
+
 async def team(ctx: Context, call: Call) -> Any:
     """Every session with its terminals, each with its status report, what it waits for and the
     delegation that started it: what a console needs to draw the team at once."""
@@ -990,6 +994,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "terminals",
         response={"type": "object", "properties": {"argv": {"type": "array", "items": {"type": "string"}}}},
         errors=(*ID_ERRORS, 501),
+    ),
+    Endpoint(
+        "POST",
+        T + "/restore",
+        "restore_terminal",
+        "Start a new agent continuing a removed terminal (same profile, provider and folder), given its "
+        "saved screen log",
+        restore_terminal,
+        "terminals",
+        status=201,
+        response=ref("Terminal"),
+        errors=(*ID_ERRORS, 409, 502, 504),
     ),
     Endpoint(
         "POST",

@@ -181,6 +181,8 @@ def server_command(ctx: click.Context, host: str | None, port: int | None, log_l
     from .settings import ServerSettings
 
     kernel = kernel_from_context(ctx)
+    if getattr(kernel, "settings_problem", None) is not None:  # a settings.json the kernel refuses
+        raise click.ClickException(str(kernel.settings_problem))
     settings = getattr(kernel, "settings", None)
     env: Mapping[str, Any] = settings if isinstance(settings, Mapping) else os.environ
     host = (host or str(env.get("CAO_API_HOST") or "") or DEFAULT_HOST).strip()

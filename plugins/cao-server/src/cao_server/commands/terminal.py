@@ -217,3 +217,30 @@ def inbox(terminal_id: str, state: str | None, limit: int, as_json: bool) -> Non
         table([("ID", 6), ("FROM", 10), ("STATE", 10), ("TIME", 8), ("MESSAGE", MESSAGE_WIDTH)],
               [(m.id, m.sender_id, m.state.value, clock(m.created_at),
                 one_line(m.body, MESSAGE_WIDTH)) for m in messages])
+
+
+@terminal.command()
+@click.argument("terminal_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the new terminal as JSON.")
+def restore(terminal_id: str, as_json: bool) -> None:
+    """Start a new agent that continues removed terminal TERMINAL_ID.
+
+    It runs the same profile and provider in the same working directory (in the old session when it still
+    exists, else in a new one of that name) and gets the old terminal's saved screen log as its first
+    input. Logs are kept `terminal.history_days` days (`cao config`).
+    """
+    from . import _api
+    from ._render import echo_json, terminal_json
+
+    async def body(api: KernelAPI) -> Terminal:
+        return await api.restore_terminal(terminal_id)
+
+    record = _api.run(body)
+    if as_json:
+        echo_json(terminal_json(record))
+        return
+    click.echo(f"Restored terminal {terminal_id} as terminal {record.id} ({record.name}) "
+               f"in session '{record.session_name}'")
+    click.echo(f"Agent: {record.agent_profile} | Provider: {record.provider}")
+    if record.working_directory:
+        click.echo(f"Working directory: {record.working_directory}")
