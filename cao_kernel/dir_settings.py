@@ -13,8 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
@@ -157,29 +156,15 @@ class DirSettings:
 
     # -- the file ---------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        import fcntl
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        from .home_files import locked
 
-        self.home.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.home.root / f".{FILE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+        return locked(self.home.root / f".{FILE}.lock")
 
     def _write(self, data: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.home.root, prefix=f".{FILE}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        from .home_files import write_private
+
+        write_private(self.path, json.dumps(data, indent=2))
 
 
 __all__ = ["DirSettings", "check_dir"]

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
@@ -108,29 +106,15 @@ class TerminalLabels:
             self._write(labels)
         return {f: entry.get(f) for f in FIELDS}
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        import fcntl
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        from .home_files import locked
 
-        self.home.db.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.home.db / f".{FILE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+        return locked(self.home.db / f".{FILE}.lock")
 
     def _write(self, labels: dict[str, dict[str, Any]]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.home.db, prefix=f".{FILE}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(labels, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        from .home_files import write_private
+
+        write_private(self.path, json.dumps(labels))
 
 
 __all__ = ["FIELDS", "TerminalLabels", "check_label"]

@@ -11,9 +11,7 @@ creators of one name cannot both succeed.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -96,32 +94,17 @@ def profile_schema() -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _store_lock(home: CaoHome) -> Iterator[Path]:
-    import fcntl
+    from ..home_files import locked
 
     folder = home.agent_store
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with locked(folder / LOCK_FILE):
         yield folder
-    finally:
-        os.close(fd)
 
 
 def _write_atomic(target: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise InvalidInput(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    from ..home_files import write_private
+
+    write_private(target, text)
 
 
 def save_profile(home: CaoHome, name: str, text: str, *, replace: bool) -> Path:
