@@ -32,6 +32,7 @@ EXCLUDED = {
     # Each waits for a worker's answer for `timeout` seconds, at least 1 and by default 600.
     "handoff": "waits for a worker",
     "handoff_from_user": "waits for a worker",
+    "run_step": "waits for a worker",
     # A stream that ends only when its client leaves.
     "events": "streams until closed",
     # An https source would reach the network; a name installs into the home (the routes test covers it).

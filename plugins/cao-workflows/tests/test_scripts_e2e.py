@@ -98,20 +98,23 @@ def test_a_worker_that_errors_answers_502_and_the_failing_script_fails_its_run(c
     assert cluster.leftovers(done["run_id"]) == []
 
 
+# A body naming no workflow step is a handoff, checked by cao-server's run-step route; one whose env_vars
+# name a step is checked by the journal here.
 @pytest.mark.parametrize(("body", "named"), [
-    ({"agent": "analyst", "prompt": "hi"}, "'provider' is required"),
-    ({"provider": "mock_cli", "agent": "analyst"}, "'prompt' is required"),
-    ({"provider": "mock_cli", "agent": "nobody", "prompt": "hi"}, "unknown agent profile 'nobody'"),
+    ({"agent": "analyst", "prompt": "hi"}, "'provider'"),
+    ({"provider": "mock_cli", "agent": "analyst"}, "'prompt'"),
+    ({"provider": "mock_cli", "agent": "nobody", "prompt": "hi"}, "agent profile 'nobody' not found"),
     ({"provider": "nope", "agent": "analyst", "prompt": "hi"}, "unknown provider 'nope'"),
-    ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi", "timeout": -1}, "invalid timeout -1"),
+    ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi", "timeout": -1}, "timeout"),
+    ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi", "timeout": -1,
+      "env_vars": {"CAO_WORKFLOW_RUN_ID": "r1", "CAO_WORKFLOW_GENERATION": "1"}}, "invalid timeout -1"),
     ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi", "colour": "red"}, "unknown run-step field"),
     ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi", "env_vars": {"PATH": "/x"}},
      "env_vars key 'PATH' is not allowed"),
     ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi",
       "env_vars": {"CAO_WORKFLOW_RUN_ID": "r1"}}, "go together"),
-    ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi", "recovery": "maybe"},
-     "invalid recovery 'maybe'"),
-    (b"{not json", "not JSON"),
+    ({"provider": "mock_cli", "agent": "analyst", "prompt": "hi", "recovery": "maybe"}, "'maybe'"),
+    (b"{not json", "JSON"),
 ])
 def test_bad_run_step_bodies_get_a_4xx_naming_the_problem(cluster_once, body, named):
     status, answer = cluster_once.post("/terminals/run-step", body)

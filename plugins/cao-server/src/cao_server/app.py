@@ -241,7 +241,10 @@ def create_app(
     from .events import EventHub, events_endpoint
 
     hub = EventHub() if callable(getattr(kernel, "register_plugin", None)) else None
-    ctx = Context(kernel=kernel, settings=settings, events=hub)
+    from .run_step import split_journal
+
+    journal, extra_routes = split_journal(extra_routes)
+    ctx = Context(kernel=kernel, settings=settings, events=hub, step_journal=journal)
     routes: list[Any] = []
     literal_paths = frozenset(e.path for e in ENDPOINTS if "{" not in e.path)
     routes += [Route(e.path, _mount(ctx, e, routes, literal_paths), methods=[e.method], name=e.name)

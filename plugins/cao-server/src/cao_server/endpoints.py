@@ -59,6 +59,8 @@ class Context:
     initial: dict[str, int] = dataclasses.field(default_factory=dict)
     # The event hub (``cao_server.events.EventHub``), when the kernel publishes events.
     events: Any = None
+    # A plugin's route at ``POST /terminals/run-step``: it serves the calls naming a workflow step.
+    step_journal: Any = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +97,8 @@ class Endpoint:
     errors: tuple[int, ...] = ()
     #: What a success answers with, for the document (a handler returning text returns a ``Response``).
     media_type: str = "application/json"
+    # An error status whose body is not the plain ``Error`` shape, by status: the schema's name.
+    error_schemas: dict[int, str] = dataclasses.field(default_factory=dict)
 
 
 # The steps an MCP client may report with its connection, as Unix times (see KernelAPI.mcp_connected).
@@ -1249,8 +1253,9 @@ def check_path(path: dict[str, str]) -> dict[str, str]:
 # Upstream's further routes live in modules of their own (they import this one, hence the late import);
 # first, so their static paths come before the `{name}` routes that would otherwise take them.
 from .profile_routes import PROFILE_ENDPOINTS  # noqa: E402
+from .run_step import RUN_STEP  # noqa: E402
 from .terminal_routes import TERMINAL_ENDPOINTS  # noqa: E402
 
-ENDPOINTS = (*PROFILE_ENDPOINTS, *TERMINAL_ENDPOINTS, *ENDPOINTS)
+ENDPOINTS = (*PROFILE_ENDPOINTS, *TERMINAL_ENDPOINTS, *ENDPOINTS, RUN_STEP)
 
 __all__ = ["Call", "Context", "ENDPOINTS", "Endpoint", "Reply", "check_path"]

@@ -47,10 +47,10 @@ def path_params(path: str) -> list[str]:
     return re.findall(r"{([^}:]+)(?::[^}]*)?}", path)
 
 
-def _error(status: int) -> dict[str, Any]:
+def _error(status: int, schema: str = "Error") -> dict[str, Any]:
     return {
         "description": REASONS.get(status, "Error"),
-        "content": {"application/json": {"schema": ref("Error")}},
+        "content": {"application/json": {"schema": ref(schema)}},
     }
 
 
@@ -105,7 +105,7 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         answer["content"] = {endpoint.media_type: {"schema": endpoint.response}}
     op["responses"] = {
         str(endpoint.status): answer,
-        **{str(s): _error(s) for s in sorted(statuses)},
+        **{str(s): _error(s, endpoint.error_schemas.get(s, "Error")) for s in sorted(statuses)},
     }
     return op
 

@@ -120,6 +120,9 @@ async def read_body(request: Request) -> dict[str, Any]:
             raise TooLarge(f"request body is over {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
+    # Kept where Starlette's own ``body()`` keeps it: a handler passing the request on to a plugin's route
+    # (run-step's workflow steps) lets it read the body again.
+    request._body = raw
     if not raw.strip():
         return {}
     try:

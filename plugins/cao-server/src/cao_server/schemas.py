@@ -92,6 +92,23 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "error": {"type": "string", "description": "the error's class name (NotFound, InvalidInput...)"},
         },
     },
+    "StepFailure": {
+        "type": "object",
+        "required": ["detail", "error"],
+        "description": "a run-step whose worker failed (502) or ran long (504), as upstream answers it",
+        "properties": {
+            "detail": {
+                "type": "object",
+                "required": ["message", "kind", "terminal_id"],
+                "properties": {
+                    "message": {"type": "string"},
+                    "kind": {"type": "string", "enum": ["error", "timeout"]},
+                    "terminal_id": {"type": "string", "nullable": True, "description": "the kept worker"},
+                },
+            },
+            "error": {"type": "string"},
+        },
+    },
     "Success": {
         "type": "object",
         "required": ["success"],

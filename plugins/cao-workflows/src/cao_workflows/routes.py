@@ -158,7 +158,8 @@ def route_specs() -> list[RouteSpec]:
         ("workflows_resume", run_path + "/resume", resume, "POST", "Resume a cancelled or failed run"),
         ("workflows_approve", run_path + "/approve", approve, "POST", "Answer the question a run asks"),
         ("workflows_run_step", "/terminals/run-step", run_step, "POST",
-         "Run one agent step of a workflow script (journaled by run and step)"),
+         "Journal one agent step of a workflow script (cao-server hands it the run-step calls whose "
+         "env_vars name a workflow step)"),
     ]
     return [RouteSpec(name=name, path=path, endpoint=endpoint, methods=(method,), description=text)
             for name, path, endpoint, method, text in table]

@@ -1,11 +1,12 @@
 """``POST /terminals/run-step``: one agent step asked for over HTTP, upstream's contract (the server half
-of a script's ``cao_workflow.run_step``).
+of a script's ``cao_workflow.run_step``). cao-server owns the route and answers a call naming no workflow
+step as a handoff; the calls whose ``env_vars`` name one come here to be journaled.
 
 A call naming a run and a step (``env_vars``: ``CAO_WORKFLOW_RUN_ID``, ``CAO_WORKFLOW_GENERATION``,
 ``CAO_WORKFLOW_STEP_ID``) is a DBOS workflow whose id is derived from the two, so the journal answers
 the same question asked again: a finished step returns its stored answer (``replayed``) and starts no
 agent; a step still running (its agent re-attached by recovery after a server restart) is waited for.
-A call naming no run is a step of its own, journaled under a fresh id.
+A call naming no step of a run (only a run) is a step of its own, journaled under a fresh id.
 """
 
 from __future__ import annotations
