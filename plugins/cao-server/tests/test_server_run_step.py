@@ -42,11 +42,25 @@ def test_run_step_failures_answer_502_and_504_with_the_worker(api, make_terminal
     assert detail["kind"] == "error" and detail["terminal_id"]
 
 
+def test_run_step_on_an_existing_worker_keeps_it(api, make_terminal):
+    """Upstream's ``cao agent handoff`` makes the worker first, then runs the step on it."""
+    sup = make_terminal("orch")
+    worker = make_terminal("made-first")
+    answer = _step(api, sup, "check the build", reuse_terminal_id=worker["id"], teardown=False)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["terminal_id"] == worker["id"]
+    assert answer.json()["last_message"] == "check the build"
+    assert api.get(f"/terminals/{worker['id']}").status_code == 200
+    slow = _step(api, sup, "__mock_sleep_5", reuse_terminal_id=worker["id"], teardown=False, timeout=1)
+    assert slow.status_code == 504 and slow.json()["detail"]["terminal_id"] == worker["id"], slow.text
+
+
 def test_run_step_refuses_what_it_cannot_honour(api, make_terminal):
     sup = make_terminal("orch")
     before = {t["id"] for t in api.get("/sessions/orch/terminals").json()}
     cases = [
-        ({"reuse_terminal_id": sup["id"]}, 400, "reuse_terminal_id"),
+        ({"reuse_terminal_id": sup["id"], "provider": "codex"}, 400, "provider"),
+        ({"reuse_terminal_id": "0000aaaa"}, 404, "0000aaaa"),
         ({"teardown": False}, 400, "teardown"),
         ({"use_worktree": True}, 400, "use_worktree"),
         ({"model": "gpt-x"}, 400, "model"),

@@ -20,6 +20,7 @@ Fields cao's handoff cannot honour yet are refused with 400 naming them, never s
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ RECOVERY = ("idempotent", "reconcile", "manual")
 # What the kernel's handoff says when its wait ran out or its worker failed (cao_kernel.orchestration);
 # the answer's status and kind follow from it.
 TIMED_OUT, ERRORED = "Handoff timed out", "Handoff failed: worker errored"
+IDLE_SETTLE = 0.4
 
 PARAMS = (
     Param("provider", required=True, description="the worker's provider; must be the one cao picks: the "
@@ -68,7 +70,8 @@ PARAMS = (
     Param("recovery", enum=RECOVERY, nullable=True, description="a workflow step's recovery policy"),
     Param("working_directory", nullable=True, description="a workflow step's folder (a handoff starts in "
           "its caller's)"),
-    Param("reuse_terminal_id", pattern=ID_PATTERN, nullable=True, description="not supported: refused"),
+    Param("reuse_terminal_id", pattern=ID_PATTERN, nullable=True,
+          description="run the step on this existing terminal (its caller removes it; teardown is ignored)"),
     Param("use_worktree", type="boolean", default=False, description="not supported yet: true is refused"),
     Param("model", nullable=True, description="not supported yet: refused"),
     Param("engine", nullable=True, description="not supported: refused"),
@@ -101,9 +104,7 @@ def split_journal(specs: Iterable[RouteSpec]) -> tuple[RouteSpec | None, list[Ro
 
 def _refuse_unsupported(args: dict[str, Any]) -> None:
     problems = []
-    if args["reuse_terminal_id"] is not None:
-        problems.append("'reuse_terminal_id' is not supported: a handoff always starts a fresh worker")
-    if args["teardown"] is False:
+    if args["teardown"] is False and args["reuse_terminal_id"] is None:
         problems.append("'teardown': false is not supported: a handoff's worker is removed when it answers "
                         "(use assign for a worker that stays)")
     if args["use_worktree"]:
@@ -167,6 +168,8 @@ async def run_step(ctx: Context, call: Call) -> Any:
     if args["timeout"] <= 0:  # upstream's 422; the handoff's own range (1 to 3600) is a 400 below
         raise BadParameter(f"parameter 'timeout' must be above 0, got {args['timeout']:g}")
     _refuse_unsupported(args)
+    if args["reuse_terminal_id"] is not None:
+        return await _step_on(ctx, args)
     await _check_provider(ctx, args)
     try:
         result = await ctx.kernel.handoff(args["caller_id"], args["agent"], args["prompt"],
@@ -176,6 +179,42 @@ async def run_step(ctx: Context, call: Call) -> Any:
     except AgentFailed as exc:  # the worker failed to start
         return _failed(502, "error", str(exc), None)
     return _answer(result)
+
+
+async def _step_on(ctx: Context, args: dict[str, Any]) -> Any:
+    """Upstream's ``cao agent handoff``: the worker was made first (so its id could be shown), and the step
+    runs on it. Waits as cao's handoff does; the worker stays (its caller removes it)."""
+    from cao_hookspecs import TerminalStatus as S
+
+    terminal = await ctx.kernel.get_terminal(args["reuse_terminal_id"])
+    if terminal.provider != args["provider"]:
+        raise InvalidInput(f"provider {args['provider']!r} asked for, but terminal {terminal.id} runs "
+                           f"{terminal.provider!r}")
+    deadline = time.monotonic() + args["timeout"]
+    try:
+        await ctx.kernel.wait_for_status(terminal.id, {S.IDLE, S.COMPLETED}, _left(deadline))
+        await ctx.kernel.send_input(terminal.id, args["prompt"])
+        while True:
+            report = await ctx.kernel.wait_for_status(terminal.id, {S.IDLE, S.COMPLETED, S.ERROR},
+                                                      _left(deadline))
+            if report.status == S.ERROR:
+                failed = f"Handoff failed: worker errored ({report.evidence})"
+                return _failed(502, "error", failed, terminal.id)
+            if report.status == S.COMPLETED:
+                break
+            try:  # idle must hold (some CLIs flash idle mid-turn), as for cao's own handoff
+                await ctx.kernel.wait_for_status(terminal.id, {s for s in S if s != S.IDLE},
+                                                 min(IDLE_SETTLE, _left(deadline)))
+            except Timeout:
+                break
+    except Timeout:
+        return _failed(504, "timeout", f"Handoff timed out after {args['timeout']:g} seconds", terminal.id)
+    output = await ctx.kernel.get_output(terminal.id, "last")
+    return {"terminal_id": terminal.id, "last_message": output, "status": "completed", "replayed": False}
+
+
+def _left(deadline: float) -> float:
+    return max(0.05, deadline - time.monotonic())
 
 
 async def _workflow_step(ctx: Context, call: Call) -> Any:
