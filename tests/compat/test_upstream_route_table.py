@@ -50,7 +50,9 @@ def test_docs_table_lists_every_upstream_route(upstream, tmp_path):
 
     if not PAGE.exists():
         pytest.skip("docs/upstream.md (the table of upstream's routes) is not written yet")
-    wanted = {(m, _shape(p)) for m, p in upstream_routes(upstream, tmp_path) if not LEFT_OUT.match(p)}
+    answered = {(m, _shape(p)) for m, p in upstream_routes(upstream, tmp_path)}
+    wanted = {(m, p) for m, p in answered if not LEFT_OUT.match(p)}
     listed = {(m, _shape(p)) for m, p in table_pairs(PAGE.read_text(encoding="utf-8"))}
     assert not wanted - listed, f"upstream routes missing from the table: {sorted(wanted - listed)}"
-    assert not listed - wanted, f"rows naming no upstream route: {sorted(listed - wanted)}"
+    # A row for a left-out family does no harm; a row upstream does not answer is a mistake.
+    assert not listed - answered, f"rows naming no upstream route: {sorted(listed - answered)}"
