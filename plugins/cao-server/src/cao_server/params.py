@@ -120,9 +120,9 @@ async def read_body(request: Request) -> dict[str, Any]:
             raise TooLarge(f"request body is over {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
-    # Kept where Starlette's own ``body()`` keeps it: a handler passing the request on to a plugin's route
-    # (run-step's workflow steps) lets it read the body again.
-    request._body = raw
+    # Kept for a handler that reads the raw body again (run-step names unknown fields and hands workflow
+    # steps on to a plugin's route); the request's own stream is spent.
+    request.state.raw_body = raw
     if not raw.strip():
         return {}
     try:

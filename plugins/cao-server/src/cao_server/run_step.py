@@ -224,14 +224,31 @@ async def _workflow_step(ctx: Context, call: Call) -> Any:
         raise InvalidInput(f"env_vars ({names}) are only for a workflow script's steps ({WORKFLOW_PREFIX}"
                            "RUN_ID, _GENERATION, _STEP_ID), and this server journals none: install "
                            "cao-workflows")
-    # The journal checks the workflow fields itself (and reads the body again).
-    return await journal.endpoint(call.request, ctx.kernel)
+    # The journal checks the workflow fields itself, reading the body from a request of its own.
+    return await journal.endpoint(_replayed(call.request), ctx.kernel)
+
+
+def _replayed(request: Any) -> Any:
+    """A request like ``request`` whose body can be read again (its own stream was read by the server)."""
+    from starlette.requests import Request
+
+    raw = getattr(request.state, "raw_body", b"")
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    return Request(request.scope, receive)
 
 
 async def _refuse_unknown_fields(call: Call) -> None:
     """Upstream's clients send only the fields above; an unknown one is a mistake worth naming (a typo
     would otherwise run a step without what it meant to ask)."""
-    raw = await call.request.body()  # kept by the body reader: read once, parsed again here
+    raw = getattr(call.request.state, "raw_body", b"")  # kept by the body reader
     body = json.loads(raw) if raw.strip() else {}
     unknown = sorted(set(body) - {param.name for param in PARAMS}) if isinstance(body, dict) else []
     if unknown:
