@@ -7,7 +7,8 @@ exactly as for cao's own handoff, and answers upstream's way: ``{terminal_id, la
 "completed", replayed: false}``; a worker that failed answers 502, one that ran long 504, each with
 ``detail: {message, kind, terminal_id}`` (the worker is kept for inspection, as upstream keeps it).
 ``job_id`` is the handoff's call id: a retry of the same request joins the call instead of starting a
-second worker.
+second worker. With ``reuse_terminal_id`` (upstream's ``cao agent handoff`` makes its worker first, to
+show its id) the step runs on that terminal and leaves it to its caller.
 
 A request whose ``env_vars`` name a workflow run (upstream's ``CAO_WORKFLOW_*``) is a step of a workflow
 script: it goes to the route a plugin registered at this same path (cao-workflows journals it there),
