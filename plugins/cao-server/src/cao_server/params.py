@@ -122,7 +122,7 @@ async def read_body(request: Request) -> dict[str, Any]:
     raw = b"".join(chunks)
     # Kept for a handler that reads the raw body again (run-step names unknown fields and hands workflow
     # steps on to a plugin's route); the request's own stream is spent.
-    request.state.raw_body = raw
+    request.scope["cao.raw_body"] = raw
     if not raw.strip():
         return {}
     try:

@@ -233,7 +233,7 @@ def _replayed(request: Any) -> Any:
     """A request like ``request`` whose body can be read again (its own stream was read by the server)."""
     from starlette.requests import Request
 
-    raw = getattr(request.state, "raw_body", b"")
+    raw = request.scope.get("cao.raw_body", b"")
     sent = False
 
     async def receive() -> dict[str, Any]:
@@ -249,7 +249,7 @@ def _replayed(request: Any) -> Any:
 async def _refuse_unknown_fields(call: Call) -> None:
     """Upstream's clients send only the fields above; an unknown one is a mistake worth naming (a typo
     would otherwise run a step without what it meant to ask)."""
-    raw = getattr(call.request.state, "raw_body", b"")  # kept by the body reader
+    raw = call.request.scope.get("cao.raw_body", b"")  # kept by the body reader
     body = json.loads(raw) if raw.strip() else {}
     unknown = sorted(set(body) - {param.name for param in PARAMS}) if isinstance(body, dict) else []
     if unknown:
