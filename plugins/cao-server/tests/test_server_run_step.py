@@ -62,8 +62,11 @@ def test_run_step_refuses_what_it_cannot_honour(api, make_terminal):
         ({"reuse_terminal_id": sup["id"], "provider": "codex"}, 400, "provider"),
         ({"reuse_terminal_id": "0000aaaa"}, 404, "0000aaaa"),
         ({"teardown": False}, 400, "teardown"),
-        ({"use_worktree": True}, 400, "use_worktree"),
-        ({"model": "gpt-x"}, 400, "model"),
+        ({"use_worktree": True, "reuse_terminal_id": sup["id"]}, 400, "use_worktree"),
+        ({"model": "gpt-x", "reuse_terminal_id": sup["id"]}, 400, "'model' chooses how a worker starts"),
+        # Passed on to the handoff, which refuses them here: no git repository, a mock that takes no model.
+        ({"use_worktree": True}, 400, "git"),
+        ({"model": "gpt-x"}, 400, "'mock_cli' cannot choose its model"),
         ({"working_directory": "/"}, 400, "working_directory"),
         ({"provider": "codex"}, 400, "provider"),
         ({"provider": "no-such-cli"}, 400, "unknown provider"),

@@ -73,8 +73,11 @@ PARAMS = (
           "its caller's)"),
     Param("reuse_terminal_id", pattern=ID_PATTERN, nullable=True,
           description="run the step on this existing terminal (its caller removes it; teardown is ignored)"),
-    Param("use_worktree", type="boolean", default=False, description="not supported yet: true is refused"),
-    Param("model", nullable=True, description="not supported yet: refused"),
+    Param("use_worktree", type="boolean", default=False,
+          description="the worker runs in its own git worktree made from its caller's HEAD (not with "
+          "reuse_terminal_id)"),
+    Param("model", nullable=True, description="the model the worker runs on instead of its profile's (not "
+          "with reuse_terminal_id; 400 where its provider cannot choose one)"),
     Param("engine", nullable=True, description="not supported: refused"),
     Param("claim_id", pattern=JOB_ID_PATTERN, nullable=True, description="not supported: refused"),
 )
@@ -108,9 +111,12 @@ def _refuse_unsupported(args: dict[str, Any]) -> None:
     if args["teardown"] is False and args["reuse_terminal_id"] is None:
         problems.append("'teardown': false is not supported: a handoff's worker is removed when it answers "
                         "(use assign for a worker that stays)")
-    if args["use_worktree"]:
-        problems.append("'use_worktree' is not supported by this server's handoff yet")
-    for name in ("model", "engine", "claim_id"):
+    if args["reuse_terminal_id"] is not None:
+        for name in ("use_worktree", "model"):
+            if args[name]:
+                problems.append(f"{name!r} chooses how a worker starts: not with 'reuse_terminal_id', "
+                                f"whose worker runs already")
+    for name in ("engine", "claim_id"):
         if args[name] not in (None, ""):
             problems.append(f"{name!r} is not supported by this server's handoff")
     if args["working_directory"] is not None:
@@ -173,8 +179,10 @@ async def run_step(ctx: Context, call: Call) -> Any:
         return await _step_on(ctx, args)
     await _check_provider(ctx, args)
     try:
+        choices = {**({"model": args["model"]} if args["model"] else {}),
+                   **({"use_worktree": True} if args["use_worktree"] else {})}
         result = await ctx.kernel.handoff(args["caller_id"], args["agent"], args["prompt"],
-                                          timeout=args["timeout"], call_id=args["job_id"])
+                                          timeout=args["timeout"], call_id=args["job_id"], **choices)
     except Timeout as exc:  # the worker never became ready
         return _failed(504, "timeout", str(exc), None)
     except AgentFailed as exc:  # the worker failed to start
