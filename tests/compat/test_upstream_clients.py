@@ -67,6 +67,27 @@ def test_upstream_cli_launches_lists_sends_and_shuts_down(upstream, cao_server, 
     assert all(s["name"] != "cao-upcli" for s in http.get("/sessions").json())
 
 
+def test_a_profile_installed_by_upstreams_cli_is_launched_by_cao(upstream, cao_server, http, upstream_home,
+                                                               tmp_path):
+    # Upstream's `cao install` writes the shared home's local store (it never asks the server); both read
+    # <home>/agent-store/<name>.md, so a profile installed by either is served by cao.
+    (upstream_home / ".aws").mkdir()
+    (upstream_home / ".aws" / "cli-agent-orchestrator").symlink_to(cao_server.home)
+    source = tmp_path / "upreviewer.md"
+    source.write_text("---\nname: upreviewer\ndescription: Reviews what it is given\nprovider: mock_cli\n---\n"
+                      "You review what you are given.\n", encoding="utf-8")
+    installed = _cao(upstream, cao_server, upstream_home, "install", str(source))
+    assert installed.returncode == 0 and "installed successfully" in installed.stdout, installed.stderr
+    profile = http.get("/agents/profiles/upreviewer")
+    assert profile.status_code == 200, profile.text
+    launched = _cao(upstream, cao_server, upstream_home, "launch", "--agents", "upreviewer", "--headless",
+                    "--session-name", "upinst", "look at this")
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    assert "look at this" in launched.stdout
+    down = _cao(upstream, cao_server, upstream_home, "shutdown", "--session", "cao-upinst")
+    assert down.returncode == 0, down.stdout + down.stderr
+
+
 def test_upstream_cli_without_the_token_is_refused(upstream, cao_server, upstream_home):
     listed = _cao(upstream, cao_server, upstream_home, "session", "list", "--json", token=False)
     assert listed.returncode != 0
