@@ -74,8 +74,8 @@ def test_a_profile_installed_by_upstreams_cli_is_launched_by_cao(upstream, cao_s
     (upstream_home / ".aws").mkdir()
     (upstream_home / ".aws" / "cli-agent-orchestrator").symlink_to(cao_server.home)
     source = tmp_path / "upreviewer.md"
-    source.write_text("---\nname: upreviewer\ndescription: Reviews what it is given\nprovider: mock_cli\n---\n"
-                      "You review what you are given.\n", encoding="utf-8")
+    source.write_text("---\nname: upreviewer\ndescription: Reviews what it is given\n"
+                      "provider: mock_cli\n---\nYou review what you are given.\n", encoding="utf-8")
     installed = _cao(upstream, cao_server, upstream_home, "install", str(source))
     assert installed.returncode == 0 and "installed successfully" in installed.stdout, installed.stderr
     profile = http.get("/agents/profiles/upreviewer")
