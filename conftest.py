@@ -20,14 +20,23 @@ def _isolated_packages(items: Iterable[pytest.Item]) -> list[Path]:
             if getattr(item, "originalname", "") == ISOLATED_TEST and hasattr(item, "callspec")]
 
 
-def _isolation() -> ModuleType:
-    """``scripts/isolated_venv.py``, imported once under the name the test modules load it by."""
-    name = "cao_isolated_venv"
+def _load(name: str, path: Path) -> ModuleType:
+    """The module at ``path``, imported once under ``name``, the name the test modules read it by."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "isolated_venv.py")
+        spec = importlib.util.spec_from_file_location(name, path)
         sys.modules[name] = module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def _isolation() -> ModuleType:
+    """``scripts/isolated_venv.py``."""
+    return _load("cao_isolated_venv", ROOT / "scripts" / "isolated_venv.py")
+
+
+def _live_lane() -> ModuleType:
+    """``tests/live_lane.py``: the assign examples' lane beside this run's other live tests."""
+    return _load("cao_live_lane", ROOT / "tests" / "live_lane.py")
 
 
 @pytest.hookimpl(trylast=True)
@@ -44,7 +53,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     The order keeps the machine busy: the real CLIs install in the background from the start (the test
     kit's session hooks), so the live tests come after the rest, when nothing is left to wait for; the
     isolated runs start with the session (``isolated_runs_start``), so the tests that wait for their
-    outcomes come at the very end instead of holding up this run's own tests.
+    outcomes come at the very end instead of holding up this run's own tests. In such a full run the
+    assign examples on the real CLIs run in a second lane (``tests/live_lane.py``) beside the other live
+    tests, and ``tests/test_live_lane.py`` waits for it.
     """
     isolated = set(_isolated_packages(items))
     first: list[pytest.Item] = []
@@ -64,7 +75,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             first.append(item)
     if covered:
         config.hook.pytest_deselected(items=covered)
-    items[:] = first + live + waiting
+    first, live, lane_waiter = _live_lane().split(config, first, live, full_run=bool(isolated))
+    items[:] = first + live + lane_waiter + waiting
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Start the examples' lane with this run's first live test: the CLIs are installed by then."""
+    lanes = _live_lane()
+    lane = lanes.lane(item.config)
+    if lane is not None and item.get_closest_marker("live_cli") is not None:
+        lane.start(lanes.folder(item.config))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An interrupted run stops its lane before the check for processes left running."""
+    lane = _live_lane().lane(session.config)
+    if lane is not None:
+        lane.stop()
 
 
 @pytest.fixture(scope="session", autouse=True)
