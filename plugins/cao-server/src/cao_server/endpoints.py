@@ -509,14 +509,16 @@ async def handoff(ctx: Context, call: Call) -> Any:
     caller = call.path.get("terminal_id", args.get("caller_id"))
     job = {"job_id": args["job_id"]} if args.get("job_id") is not None else {}
     result = await ctx.kernel.handoff(caller, args["agent_profile"], args["message"], timeout=args["timeout"],
-                                      call_id=args.get("call_id"), model=args.get("model") or None,
-                                      **_worktree_args(args), **job)
+                                      call_id=args.get("call_id"), **worker_choices(args), **job)
     return wire.delegation_json(result)
 
 
-def _worktree_args(args: dict[str, Any]) -> dict[str, bool]:
-    # Passed only when asked for, so a kernel API without worktrees (an embedding app's) still serves.
-    return {name: True for name in ("use_worktree", "worktree_changes") if args.get(name)}
+def worker_choices(args: dict[str, Any]) -> dict[str, Any]:
+    """The model and worktree a delegation asks for, as keyword arguments of ``KernelAPI.handoff`` or
+    ``assign``. Passed only when asked for, so a kernel API without them (an embedding app's) still
+    serves."""
+    return {**({"model": args["model"]} if args.get("model") else {}),
+            **{name: True for name in ("use_worktree", "worktree_changes") if args.get(name)}}
 
 
 async def get_handoff_result(ctx: Context, call: Call) -> Any:
@@ -526,7 +528,7 @@ async def get_handoff_result(ctx: Context, call: Call) -> Any:
 async def assign(ctx: Context, call: Call) -> Any:
     args = call.args
     result = await ctx.kernel.assign(call.path["terminal_id"], args["agent_profile"], args["message"],
-                                     model=args.get("model") or None, **_worktree_args(args))
+                                     **worker_choices(args))
     return wire.delegation_json(result)
 
 

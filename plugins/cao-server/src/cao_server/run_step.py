@@ -29,7 +29,7 @@ from cao_hookspecs.errors import AgentFailed, InvalidInput, Timeout
 from cao_hookspecs.names import PROFILE_NAME_RE, json_pattern
 
 from . import validation
-from .endpoints import ID_PATTERN, TEXT, Call, Context, Endpoint, Reply
+from .endpoints import ID_PATTERN, TEXT, Call, Context, Endpoint, Reply, worker_choices
 from .errors import BadParameter
 from .params import Param
 
@@ -179,10 +179,9 @@ async def run_step(ctx: Context, call: Call) -> Any:
         return await _step_on(ctx, args)
     await _check_provider(ctx, args)
     try:
-        choices = {**({"model": args["model"]} if args["model"] else {}),
-                   **({"use_worktree": True} if args["use_worktree"] else {})}
         result = await ctx.kernel.handoff(args["caller_id"], args["agent"], args["prompt"],
-                                          timeout=args["timeout"], call_id=args["job_id"], **choices)
+                                          timeout=args["timeout"], call_id=args["job_id"],
+                                          **worker_choices(args))
     except Timeout as exc:  # the worker never became ready
         return _failed(504, "timeout", str(exc), None)
     except AgentFailed as exc:  # the worker failed to start
